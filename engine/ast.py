@@ -1,0 +1,369 @@
+"""The typed syntax tree of a rule file.
+
+The tree is faithful to the source statement by statement (so the formatter can re-print it and
+the checker can point at duplicates); semantic views are properties. Spans never take part in
+equality, so ``parse(format(x)) == parse(x)`` compares meaning, not layout.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from engine.errors import NO_SPAN, Span
+
+
+@dataclass(frozen=True)
+class Node:
+    span: Span = field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Word(Node):
+    """A name, label key, label value or enum word as written (quoted or bare)."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class Number(Node):
+    value: int
+
+
+@dataclass(frozen=True)
+class Duration(Node):
+    seconds: int
+
+
+@dataclass(frozen=True)
+class Comment(Node):
+    text: str
+
+
+# ---------------------------------------------------------------- selectors
+
+
+class Op(enum.Enum):
+    EQUALS = "="
+    NOT_EQUALS = "!="
+    IN = "in"
+    NOT_IN = "notin"
+    EXISTS = "exists"
+    DOES_NOT_EXIST = "!exists"
+
+
+@dataclass(frozen=True)
+class Requirement(Node):
+    key: Word
+    op: Op
+    values: tuple[Word, ...] = ()
+
+
+@dataclass(frozen=True)
+class Selector(Node):
+    requirements: tuple[Requirement, ...]
+
+
+# ---------------------------------------------------------------- policies
+
+
+class SelectField(enum.Enum):
+    KIND = "kind"
+    NAMESPACE = "namespace"
+    NAME = "name"
+
+
+@dataclass(frozen=True)
+class SelectList(Node):
+    field: SelectField
+    values: tuple[Word, ...]
+
+
+@dataclass(frozen=True)
+class SelectLabels(Node):
+    selector: Selector
+
+
+SelectStmt = SelectList | SelectLabels
+
+
+@dataclass(frozen=True)
+class Select(Node):
+    statements: tuple[SelectStmt, ...]
+
+    def values(self, which: SelectField) -> tuple[Word, ...]:
+        return tuple(w for s in self.statements if isinstance(s, SelectList) and s.field is which for w in s.values)
+
+    @property
+    def label_selectors(self) -> tuple[Selector, ...]:
+        return tuple(s.selector for s in self.statements if isinstance(s, SelectLabels))
+
+
+class ClusterField(enum.Enum):
+    NAMES = "names"
+    EXCLUDE = "exclude"
+    LABELS = "labels"
+    FIELDS = "fields"
+
+
+@dataclass(frozen=True)
+class ClusterList(Node):
+    field: ClusterField  # NAMES or EXCLUDE
+    values: tuple[Word, ...]
+
+
+@dataclass(frozen=True)
+class ClusterSelector(Node):
+    field: ClusterField  # LABELS or FIELDS
+    selector: Selector
+
+
+ClusterStmt = ClusterList | ClusterSelector
+
+
+@dataclass(frozen=True)
+class ClusterAffinity(Node):
+    """``clusters { … }`` is placement.clusterAffinity; ``clusters NAME { … }`` one ordered term."""
+
+    name: Word | None
+    statements: tuple[ClusterStmt, ...]
+
+    def values(self, which: ClusterField) -> tuple[Word, ...]:
+        return tuple(w for s in self.statements if isinstance(s, ClusterList) and s.field is which for w in s.values)
+
+    def selectors(self, which: ClusterField) -> tuple[Selector, ...]:
+        return tuple(s.selector for s in self.statements if isinstance(s, ClusterSelector) and s.field is which)
+
+
+@dataclass(frozen=True)
+class Toleration(Node):
+    key: Word | None  # None: `*`, any key
+    value: Word | None  # None: operator Exists
+    effect: Word | None  # None: every effect
+    seconds: Duration | None
+
+
+@dataclass(frozen=True)
+class WorkloadTerm(Node):
+    preferred: bool
+    anti: bool
+    key: Word
+    weight: Number | None
+    topology: Word | None  # None: the cluster itself
+
+    @property
+    def keyword(self) -> str:
+        return "anti-affinity" if self.anti else "affinity"
+
+
+@dataclass(frozen=True)
+class FailoverToleration(Node):
+    duration: Duration
+
+
+@dataclass(frozen=True)
+class Purge(Node):
+    mode: Word
+
+
+@dataclass(frozen=True)
+class Grace(Node):
+    duration: Duration
+
+
+@dataclass(frozen=True)
+class Preserve(Node):
+    alias: Word
+    json_path: Word
+
+
+FailoverStmt = FailoverToleration | Purge | Grace | Preserve
+
+
+@dataclass(frozen=True)
+class Failover(Node):
+    kind: Word  # application | cluster
+    statements: tuple[FailoverStmt, ...]
+
+
+PolicyStmt = Select | ClusterAffinity | Toleration | WorkloadTerm | Failover
+
+
+@dataclass(frozen=True)
+class Policy(Node):
+    name: Word
+    statements: tuple[PolicyStmt, ...]
+
+    def of_type(self, kind: type[PolicyStmt]) -> tuple[PolicyStmt, ...]:
+        return tuple(s for s in self.statements if isinstance(s, kind))
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Path(Node):
+    """``c.labels["karmada.io/group"]``: a variable and the steps into its fact."""
+
+    var: str
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Literal(Node):
+    value: str | int | bool
+
+
+@dataclass(frozen=True)
+class ListExpr(Node):
+    items: tuple[Expr, ...]
+
+
+class CompareOp(enum.Enum):
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+
+
+@dataclass(frozen=True)
+class Compare(Node):
+    op: CompareOp
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Member(Node):
+    negated: bool
+    item: Expr
+    container: Expr
+
+
+@dataclass(frozen=True)
+class Not(Node):
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class And(Node):
+    operands: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Or(Node):
+    operands: tuple[Expr, ...]
+
+
+Expr = Path | Literal | ListExpr | Compare | Member | Not | And | Or
+
+
+# ---------------------------------------------------------------- general rules
+
+
+@dataclass(frozen=True)
+class Pattern(Node):
+    negated: bool
+    fact_type: Word
+    var: Word
+    condition: Expr | None
+
+
+@dataclass(frozen=True)
+class Reject(Node):
+    cluster: Word
+    binding: Word
+    message: Word
+
+
+@dataclass(frozen=True)
+class Prefer(Node):
+    cluster: Word
+    binding: Word
+    weight: Number
+
+
+@dataclass(frozen=True)
+class Assignment(Node):
+    name: Word
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Derive(Node):
+    fact_type: Word
+    fields: tuple[Assignment, ...]
+
+
+@dataclass(frozen=True)
+class Evict(Node):
+    binding: Word
+    cluster: Word
+    reason: Word
+    message: Word
+
+
+Action = Reject | Prefer | Derive | Evict
+
+
+@dataclass(frozen=True)
+class Rule(Node):
+    name: Word
+    patterns: tuple[Pattern, ...]
+    actions: tuple[Action, ...]
+
+
+@dataclass(frozen=True)
+class Include(Node):
+    path: Word
+
+
+Item = Include | Policy | Rule
+
+
+@dataclass(frozen=True)
+class File(Node):
+    path: str = field(compare=False)
+    items: tuple[Item, ...]
+    comments: tuple[Comment, ...] = ()
+
+    @property
+    def policies(self) -> tuple[Policy, ...]:
+        return tuple(i for i in self.items if isinstance(i, Policy))
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(i for i in self.items if isinstance(i, Rule))
+
+    @property
+    def includes(self) -> tuple[Include, ...]:
+        return tuple(i for i in self.items if isinstance(i, Include))
+
+
+def dump(node: object, indent: str = "") -> str:
+    """An indented, position-annotated dump of a tree, for golden tests and debugging."""
+    if isinstance(node, tuple):
+        if not node:
+            return "()"
+        return "\n".join(f"{indent}- " + dump(item, indent + "  ").lstrip() for item in node)
+    if isinstance(node, enum.Enum):
+        return node.name
+    if not isinstance(node, Node):
+        return repr(node)
+    where = f" @{node.span.line}:{node.span.column}-{node.span.end_line}:{node.span.end_column}"
+    if isinstance(node, (Word, Number, Duration, Comment, Literal)):
+        value = node.text if isinstance(node, Comment) else node.seconds if isinstance(node, Duration) else node.value
+        return f"{indent}{type(node).__name__} {value!r}{where}"
+    lines = [f"{indent}{type(node).__name__}{where}"]
+    for name in node.__dataclass_fields__:
+        if name == "span":
+            continue
+        value = getattr(node, name)
+        text = dump(value, indent + "    ")
+        if "\n" in text or (isinstance(value, (Node, tuple)) and value != ()):
+            lines.append(f"{indent}  {name}:\n{text}")
+        else:
+            lines.append(f"{indent}  {name}: {text.strip()}")
+    return "\n".join(lines)

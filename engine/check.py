@@ -1,0 +1,423 @@
+"""Semantic checks of parsed rule files; every problem of every file is collected with its span.
+
+Karmada's own validation messages (pkg/util/validation/validation.go) are reused word for word
+where a check mirrors one, so that users meet the same wording in both tools.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+
+from engine import ast, jsonpath, k8s
+from engine.errors import Diagnostic, Span, error, warning
+from engine.schema import (
+    BUILTIN_FACTS,
+    DEPRECATED_PURGE_MODES,
+    FAILOVER_KINDS,
+    FIELD_SELECTOR_KEYS,
+    PURGE_MODES,
+    TAINT_EFFECTS,
+    FieldType,
+)
+
+_REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+_FACT_TYPE = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    guess = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f"; did you mean '{guess[0]}'?" if guess else ""
+
+
+def _one_of(choices: Sequence[str]) -> str:
+    return ", ".join(choices)
+
+
+class _Checker:
+    def __init__(self, files: Sequence[ast.File]) -> None:
+        self.files = files
+        self.out: list[Diagnostic] = []
+        self.derived = self._derived_fact_fields()
+
+    def err(self, message: str, span: Span) -> None:
+        self.out.append(error(message, span))
+
+    def warn(self, message: str, span: Span) -> None:
+        self.out.append(warning(message, span))
+
+    def _derived_fact_fields(self) -> dict[str, set[str]]:
+        fields: dict[str, set[str]] = {}
+        for file in self.files:
+            for rule in file.rules:
+                for action in rule.actions:
+                    if isinstance(action, ast.Derive):
+                        fields.setdefault(action.fact_type.value, set()).update(a.name.value for a in action.fields)
+        return fields
+
+    def run(self) -> list[Diagnostic]:
+        seen: dict[str, ast.Word] = {}
+        for file in self.files:
+            for item in file.items:
+                if isinstance(item, ast.Include):
+                    continue
+                earlier = seen.get(item.name.value)
+                if earlier is not None:
+                    self.err(f"duplicate name '{item.name.value}' (first defined at {earlier.span})", item.name.span)
+                else:
+                    seen[item.name.value] = item.name
+                if isinstance(item, ast.Policy):
+                    self.policy(item)
+                else:
+                    self.rule(item)
+        return self.out
+
+    # ------------------------------------------------------------ words
+    def problems(self, word: ast.Word, what: str, found: list[str]) -> None:
+        for problem in found:
+            self.err(f"invalid {what} '{word.value}': {problem}", word.span)
+
+    def label_key(self, word: ast.Word, what: str = "label key") -> None:
+        self.problems(word, what, k8s.label_key_problems(word.value))
+
+    def label_value(self, word: ast.Word) -> None:
+        self.problems(word, "label value", k8s.label_value_problems(word.value))
+
+    def enum(self, word: ast.Word, what: str, choices: Sequence[str]) -> bool:
+        if word.value in choices:
+            return True
+        hint = did_you_mean(word.value, choices) or f"; expected one of {_one_of(choices)}"
+        self.err(f"unknown {what} '{word.value}'{hint}", word.span)
+        return False
+
+    # ------------------------------------------------------------ policies
+    def policy(self, policy: ast.Policy) -> None:
+        selects = policy.of_type(ast.Select)
+        if not selects:
+            self.err(f"policy '{policy.name.value}' has no select block, so it matches no workload", policy.name.span)
+        for extra in selects[1:]:
+            self.err("duplicate select block; a policy has one", extra.span)
+        for select in selects:
+            assert isinstance(select, ast.Select)
+            self.select(select)
+        self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
+        seen_tolerations: set[ast.Toleration] = set()
+        for stmt in policy.statements:
+            if isinstance(stmt, ast.Toleration):
+                if stmt in seen_tolerations:
+                    self.warn("duplicate toleration", stmt.span)
+                seen_tolerations.add(stmt)
+                self.toleration(stmt)
+        self.workload_terms([s for s in policy.statements if isinstance(s, ast.WorkloadTerm)])
+        failovers: dict[str, ast.Failover] = {}
+        for stmt in policy.statements:
+            if isinstance(stmt, ast.Failover):
+                if stmt.kind.value in failovers:
+                    self.err(f"duplicate 'failover {stmt.kind.value}' block", stmt.kind.span)
+                failovers[stmt.kind.value] = stmt
+                self.failover(stmt)
+
+    def select(self, select: ast.Select) -> None:
+        seen: set[ast.SelectField] = set()
+        for stmt in select.statements:
+            if isinstance(stmt, ast.SelectLabels):
+                self.selector(stmt.selector)
+                continue
+            if stmt.field in seen:
+                self.err(f"duplicate '{stmt.field.value}' in select; list all values in one statement", stmt.span)
+            seen.add(stmt.field)
+            for word in stmt.values:
+                if stmt.field is ast.SelectField.KIND:
+                    self.problems(word, "kind", k8s.kind_problems(word.value))
+                elif stmt.field is ast.SelectField.NAMESPACE:
+                    self.problems(word, "namespace", k8s.dns1123_label_problems(word.value))
+                else:
+                    self.problems(word, "name", k8s.dns1123_subdomain_problems(word.value))
+        if not select.values(ast.SelectField.KIND):
+            self.err("select needs a kind (Karmada resource selectors name the kind)", select.span)
+        if len(select.label_selectors) > 1:
+            self.err("duplicate 'labels' in select; write one selector", select.span)
+
+    def selector(self, selector: ast.Selector, fields: bool = False) -> None:
+        by_key: dict[str, list[ast.Requirement]] = {}
+        for req in selector.requirements:
+            by_key.setdefault(req.key.value, []).append(req)
+            if fields:
+                self.enum(req.key, "field selector key", FIELD_SELECTOR_KEYS)
+                if req.op in (ast.Op.EXISTS, ast.Op.DOES_NOT_EXIST):
+                    op = "Exists" if req.op is ast.Op.EXISTS else "DoesNotExist"
+                    self.err(f'unsupported operator "{op}", must be In or NotIn', req.span)
+            else:
+                self.label_key(req.key)
+            for value in req.values:
+                self.label_value(value)
+        for key, reqs in by_key.items():
+            if len(reqs) > 1:
+                if _contradicts(reqs):
+                    self.err(f"conflicting requirements on '{key}': no object can match this selector", reqs[1].span)
+                else:
+                    self.warn(f"'{key}' is constrained more than once", reqs[1].span)
+
+    def cluster_affinities(self, terms: list[ast.ClusterAffinity]) -> None:
+        unnamed = [t for t in terms if t.name is None]
+        named = [t for t in terms if t.name is not None]
+        for extra in unnamed[1:]:
+            self.err("duplicate clusters block; name the blocks to write ordered affinity terms", extra.span)
+        if unnamed and named:
+            self.err("clusterAffinities cannot co-exist with clusterAffinity", named[0].span)
+        names: set[str] = set()
+        for term in terms:
+            if term.name is not None:
+                if term.name.value in names:
+                    self.err("each affinity term in a policy must have a unique name", term.name.span)
+                names.add(term.name.value)
+                if len(term.name.value) > 32:
+                    self.err("an affinity term name must be no more than 32 characters", term.name.span)
+                self.label_key(term.name, "affinity term name")
+            self.cluster_affinity(term)
+
+    def cluster_affinity(self, term: ast.ClusterAffinity) -> None:
+        seen: set[ast.ClusterField] = set()
+        for stmt in term.statements:
+            if stmt.field in seen:
+                self.err(f"duplicate '{stmt.field.value}' in clusters block", stmt.span)
+            seen.add(stmt.field)
+            if isinstance(stmt, ast.ClusterList):
+                for word in stmt.values:
+                    self.problems(word, "cluster name", k8s.dns1123_subdomain_problems(word.value))
+            else:
+                self.selector(stmt.selector, fields=stmt.field is ast.ClusterField.FIELDS)
+        excluded = {w.value for w in term.values(ast.ClusterField.EXCLUDE)}
+        for word in term.values(ast.ClusterField.NAMES):
+            if word.value in excluded:
+                self.err(f"cluster '{word.value}' is both named and excluded (exclude wins)", word.span)
+
+    def toleration(self, tol: ast.Toleration) -> None:
+        if tol.key is None:
+            if tol.value is not None:
+                self.err("a toleration for every key ('*') cannot have a value (operator must be Exists)", tol.span)
+        else:
+            self.label_key(tol.key, "taint key")
+        if tol.value is not None:
+            self.label_value(tol.value)
+        if tol.effect is not None:
+            self.enum(tol.effect, "taint effect", TAINT_EFFECTS)
+        if tol.seconds is not None and (tol.effect is None or tol.effect.value != "NoExecute"):
+            self.err("'for' (tolerationSeconds) needs the effect NoExecute", tol.seconds.span)
+
+    def workload_terms(self, terms: list[ast.WorkloadTerm]) -> None:
+        required: dict[bool, ast.WorkloadTerm] = {}
+        preferred: set[tuple[bool, str, str | None]] = set()
+        for term in terms:
+            self.label_key(term.key, "groupByLabelKey")
+            if term.topology is not None:
+                self.label_key(term.topology, "topology key")
+            if term.preferred:
+                if term.weight is None:
+                    self.err("a preferred term needs a weight from 1 to 100", term.span)
+                elif not 1 <= term.weight.value <= 100:
+                    self.err(f"weight {term.weight.value} is out of range; it must be from 1 to 100", term.weight.span)
+                ident = (term.anti, term.key.value, term.topology.value if term.topology else None)
+                if ident in preferred:
+                    self.err(f"duplicate preferred workload {term.keyword} term", term.span)
+                preferred.add(ident)
+                continue
+            if term.weight is not None:
+                self.err(
+                    "weight is only for preferred terms; write 'prefer workload …' or drop the weight",
+                    term.weight.span,
+                )
+            if term.anti in required:
+                self.err(f"a policy has one required workload {term.keyword} term", term.span)
+            required.setdefault(term.anti, term)
+        if True in required and False in required and required[True].key.value == required[False].key.value:
+            self.err("affinity and antiAffinity must not use the same groupByLabelKey", required[True].key.span)
+
+    def failover(self, block: ast.Failover) -> None:
+        if not self.enum(block.kind, "failover kind", FAILOVER_KINDS):
+            return
+        is_app = block.kind.value == "application"
+        seen: set[type] = set()
+        aliases: set[str] = set()
+        purge: ast.Purge | None = None
+        for stmt in block.statements:
+            if type(stmt) in seen and not isinstance(stmt, ast.Preserve):
+                self.err("duplicate statement in failover block", stmt.span)
+            seen.add(type(stmt))
+            if isinstance(stmt, ast.FailoverToleration) and not is_app:
+                self.err(
+                    "toleration is for application failover; cluster failover follows NoExecute taints "
+                    "(write 'tolerate KEY : NoExecute for DURATION')",
+                    stmt.span,
+                )
+            elif isinstance(stmt, ast.Purge):
+                purge = stmt
+                self.purge_mode(stmt.mode, is_app)
+            elif isinstance(stmt, ast.Grace):
+                if not is_app:
+                    self.err("grace is for application failover; cluster failover has no grace period", stmt.span)
+                elif stmt.duration.seconds <= 0:
+                    self.err("grace period must be greater than 0", stmt.duration.span)
+            elif isinstance(stmt, ast.Preserve):
+                if stmt.alias.value in aliases:
+                    self.err(f"duplicate preserved label '{stmt.alias.value}'", stmt.alias.span)
+                aliases.add(stmt.alias.value)
+                self.label_key(stmt.alias, "aliasLabelName")
+                self.json_path(stmt.json_path)
+        grace = next((s for s in block.statements if isinstance(s, ast.Grace)), None)
+        if grace is not None and purge is not None:
+            mode = DEPRECATED_PURGE_MODES.get(purge.mode.value, purge.mode.value)
+            if mode != "Gracefully":
+                self.err(f"grace only takes effect when purge is Gracefully (here: {purge.mode.value})", grace.span)
+
+    def purge_mode(self, word: ast.Word, is_app: bool) -> None:
+        if word.value in DEPRECATED_PURGE_MODES:
+            new = DEPRECATED_PURGE_MODES[word.value]
+            self.warn(f"purge mode '{word.value}' is deprecated (removed in Karmada v1.19); use '{new}'", word.span)
+            return
+        if self.enum(word, "purge mode", PURGE_MODES) and not is_app and word.value == "Never":
+            self.err("cluster failover accepts only Directly or Gracefully", word.span)
+
+    def json_path(self, word: ast.Word) -> None:
+        try:
+            jsonpath.parse(word.value)
+        except jsonpath.JsonPathError as exc:
+            span = word.span
+            verbatim = span.line == span.end_line and len(word.value) + 2 == span.end_column - span.column
+            if exc.offset is not None and verbatim:
+                column = span.column + 1 + exc.offset  # the string has no escapes: point into it
+                span = Span(span.file, span.line, column, span.line, column + 1)
+            self.err(f"invalid JSONPath: {exc}", span)
+
+    # ------------------------------------------------------------ rules
+    def rule(self, rule: ast.Rule) -> None:
+        bound: dict[str, ast.Pattern] = {}
+        for pattern in rule.patterns:
+            known = pattern.fact_type.value in BUILTIN_FACTS or pattern.fact_type.value in self.derived
+            if not known:
+                choices = [*BUILTIN_FACTS, *self.derived]
+                hint = did_you_mean(pattern.fact_type.value, choices) or f"; known: {_one_of(sorted(choices))}"
+                self.err(f"unknown fact type '{pattern.fact_type.value}'{hint}", pattern.fact_type.span)
+            if pattern.var.value in bound:
+                self.err(f"variable '{pattern.var.value}' is already bound in this rule", pattern.var.span)
+            visible = {**bound, pattern.var.value: pattern}
+            if pattern.condition is not None:
+                for path in _paths(pattern.condition):
+                    self.path(path, visible, known_types=known)
+            if not pattern.negated:
+                bound[pattern.var.value] = pattern
+        for action in rule.actions:
+            self.action(action, bound)
+
+    def path(self, path: ast.Path, visible: dict[str, ast.Pattern], known_types: bool = True) -> None:
+        pattern = visible.get(path.var)
+        if pattern is None:
+            hint = did_you_mean(path.var, visible)
+            self.err(f"unknown variable '{path.var}'{hint}", path.span)
+            return
+        fact_type = pattern.fact_type.value
+        fields = BUILTIN_FACTS.get(fact_type) or dict.fromkeys(self.derived.get(fact_type, ()), FieldType.STRING)
+        if not path.steps:
+            self.err(f"'{path.var}' is a whole {fact_type} fact; name a field such as {path.var}.name", path.span)
+            return
+        if not fields:
+            return  # unknown fact type: reported on the pattern
+        name = path.steps[0]
+        if name not in fields:
+            self.err(f"{fact_type} has no field '{name}'{did_you_mean(name, fields)}", path.span)
+            return
+        if fields[name] is FieldType.LABELS:
+            if len(path.steps) != 2:
+                self.err(
+                    f'labels take one key: {path.var}.labels["KEY"] (quote keys that contain dots or slashes)',
+                    path.span,
+                )
+        elif len(path.steps) > 1:
+            self.err(f"{fact_type}.{name} has no fields", path.span)
+
+    def action(self, action: ast.Action, bound: dict[str, ast.Pattern]) -> None:
+        def expect(var: ast.Word, fact_type: str) -> None:
+            pattern = bound.get(var.value)
+            if pattern is None:
+                self.err(f"unknown variable '{var.value}'{did_you_mean(var.value, bound)}", var.span)
+            elif pattern.fact_type.value != fact_type:
+                self.err(f"'{var.value}' is a {pattern.fact_type.value}, not a {fact_type}", var.span)
+
+        if isinstance(action, (ast.Reject, ast.Prefer)):
+            expect(action.cluster, "cluster")
+            expect(action.binding, "binding")
+        if isinstance(action, ast.Prefer) and not 1 <= action.weight.value <= 100:
+            self.err(f"weight {action.weight.value} is out of range; it must be from 1 to 100", action.weight.span)
+        if isinstance(action, ast.Reject) and not action.message.value.strip():
+            self.err("a rejection needs a message that says why", action.message.span)
+        if isinstance(action, ast.Evict):
+            expect(action.binding, "binding")
+            expect(action.cluster, "cluster")
+            reason = action.reason.value
+            if len(reason) > 32 or not _REASON.fullmatch(reason):
+                self.err(
+                    f"invalid eviction reason '{reason}': CamelCase, at most 32 characters, "
+                    "matching ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+                    action.reason.span,
+                )
+            if len(action.message.value) > 1024:
+                self.err("an eviction message must be no more than 1024 characters", action.message.span)
+        if isinstance(action, ast.Derive):
+            name = action.fact_type.value
+            if name in BUILTIN_FACTS:
+                self.err(f"'{name}' facts come from the input; derive a fact of another name", action.fact_type.span)
+            elif not _FACT_TYPE.fullmatch(name):
+                self.err(f"invalid fact type '{name}': use lower_snake_case", action.fact_type.span)
+            names = Counter(a.name.value for a in action.fields)
+            for assignment in action.fields:
+                if names[assignment.name.value] > 1:
+                    self.err(f"field '{assignment.name.value}' is assigned twice", assignment.name.span)
+                for path in _paths(assignment.value):
+                    self.path(path, bound)
+
+
+def _contradicts(reqs: list[ast.Requirement]) -> bool:
+    """True when no label set can satisfy all of ``reqs`` (all on one key)."""
+    allowed: set[str] | None = None
+    must_exist = must_not_exist = False
+    denied: set[str] = set()
+    for req in reqs:
+        values = {v.value for v in req.values}
+        if req.op in (ast.Op.EQUALS, ast.Op.IN):
+            allowed = values if allowed is None else allowed & values
+            must_exist = True
+        elif req.op in (ast.Op.NOT_EQUALS, ast.Op.NOT_IN):
+            denied |= values
+        elif req.op is ast.Op.EXISTS:
+            must_exist = True
+        else:
+            must_not_exist = True
+    if must_exist and must_not_exist:
+        return True
+    return allowed is not None and not (allowed - denied)
+
+
+def _paths(expr: ast.Expr) -> Iterator[ast.Path]:
+    if isinstance(expr, ast.Path):
+        yield expr
+    elif isinstance(expr, ast.ListExpr):
+        for item in expr.items:
+            yield from _paths(item)
+    elif isinstance(expr, ast.Compare):
+        yield from _paths(expr.left)
+        yield from _paths(expr.right)
+    elif isinstance(expr, ast.Member):
+        yield from _paths(expr.item)
+        yield from _paths(expr.container)
+    elif isinstance(expr, ast.Not):
+        yield from _paths(expr.operand)
+    elif isinstance(expr, (ast.And, ast.Or)):
+        for operand in expr.operands:
+            yield from _paths(operand)
+
+
+def check(files: Sequence[ast.File]) -> list[Diagnostic]:
+    """Every semantic problem of the rule set formed by ``files``, in source order."""
+    return sorted(_Checker(files).run(), key=Diagnostic.sort_key)

@@ -1,0 +1,167 @@
+"""The ``fleetrules`` command line. Exit codes: 0 clean, 1 problems found, 2 usage or unreadable input.
+
+Every command turns FleetrulesError into rendered diagnostics; a traceback means a bug.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engine.errors import Diagnostic, FleetrulesError, UsageError, render
+from engine.fmt import format_file
+from engine.load import display_path, expand, load_rule_set, read_source
+from engine.parse import parse_partial
+
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guarded(command: F) -> F:
+    """Run a command body; FleetrulesError becomes rendered messages and an exit code."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except UsageError as exc:
+            click.echo(f"fleetrules: {exc.render()}", err=True)
+            sys.exit(EXIT_USAGE)
+        except FleetrulesError as exc:
+            click.echo(exc.render(), err=True)
+            sys.exit(EXIT_USAGE if any(d.unreadable for d in exc.diagnostics) else EXIT_PROBLEMS)
+
+    return run  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="fleetrules")
+def main() -> None:
+    """Write, check, evaluate and review Karmada placement and failover policy as code."""
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
+
+
+def _github_annotation(d: Diagnostic) -> str:
+    level = "error" if d.is_error else "warning"
+    if d.span is None or d.span.line == 0:
+        where = f" file={_github_escape(d.span.file, True)}" if d.span else ""
+        return f"::{level}{where}::{_github_escape(d.message)}"
+    s = d.span
+    props = f"file={_github_escape(s.file, True)},line={s.line},col={s.column}"
+    if s.end_line == s.line:
+        props += f",endColumn={s.end_column}"
+    return f"::{level} {props}::{_github_escape(d.message)}"
+
+
+def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
+    out: dict[str, Any] = {"severity": d.severity.value, "message": d.message}
+    if d.span is not None:
+        out |= {"file": d.span.file, "line": d.span.line, "column": d.span.column}
+        out |= {"end_line": d.span.end_line, "end_column": d.span.end_column}
+    return out
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True
+)
+@_guarded
+def check(paths: Sequence[str], output_format: str) -> None:
+    """Parse and check rule files and directories (of *.fr files); report every problem."""
+    rule_set, diagnostics = load_rule_set(paths)
+    errors = sum(d.is_error for d in diagnostics)
+    if output_format == "json":
+        report = {"diagnostics": [_diagnostic_json(d) for d in diagnostics]}
+        click.echo(json.dumps(report | {"errors": errors, "warnings": len(diagnostics) - errors}, indent=2))
+    elif output_format == "github":
+        for d in diagnostics:
+            click.echo(_github_annotation(d))
+    else:
+        for d in diagnostics:
+            click.echo(render(d, rule_set.sources))
+        files = len(rule_set.files)
+        summary = f"{errors} error{'s' * (errors != 1)}, {len(diagnostics) - errors} warning"
+        summary += f"{'s' * (len(diagnostics) - errors != 1)} in {files} file{'s' * (files != 1)}"
+        click.echo(summary, err=True)
+    if any(d.unreadable for d in diagnostics):
+        sys.exit(EXIT_USAGE)
+    if errors:
+        sys.exit(EXIT_PROBLEMS)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file is not formatted.")
+@click.option("--diff", "show_diff", is_flag=True, help="Write nothing; print a unified diff of the changes.")
+@_guarded
+def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
+    """Format rule files in place in the canonical layout ('-' formats stdin to stdout)."""
+    if list(paths) == ["-"]:
+        text = sys.stdin.read()
+        tree, diagnostics = parse_partial(text, "<stdin>")
+        if tree is None or diagnostics:
+            raise FleetrulesError(diagnostics, {"<stdin>": text})
+        click.echo(format_file(tree, text), nl=False)
+        return
+    unformatted: list[str] = []
+    failed = unreadable = False
+    for path in expand(paths):
+        shown = display_path(path)
+        problems: list[Diagnostic] = []
+        text = read_source(path, shown, problems)
+        tree = None
+        if text is not None:
+            tree, syntax = parse_partial(text, shown)
+            problems += syntax
+        if problems or tree is None or text is None:
+            click.echo("\n".join(render(d, {shown: text or ""}) for d in problems), err=True)
+            failed = True
+            unreadable = unreadable or any(d.unreadable for d in problems)
+            continue
+        formatted = format_file(tree, text)
+        if formatted == text:
+            continue
+        unformatted.append(shown)
+        if show_diff:
+            diff = difflib.unified_diff(
+                text.splitlines(keepends=True), formatted.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
+            )
+            click.echo("".join(diff), nl=False)
+        elif check_only:
+            click.echo(f"would reformat {shown}")
+        else:
+            _write_atomically(path, formatted)
+            click.echo(f"formatted {shown}", err=True)
+    if unreadable:
+        sys.exit(EXIT_USAGE)
+    if failed:
+        sys.exit(EXIT_PROBLEMS)
+    if unformatted and (check_only or show_diff):
+        sys.exit(EXIT_PROBLEMS)

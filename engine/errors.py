@@ -1,0 +1,111 @@
+"""Source positions, diagnostics and the one exception hierarchy of fleetrules.
+
+The library raises; the CLI renders and picks exit codes. Every diagnostic carries the span of
+the text it is about, so it can be shown as ``file:line:col: error: message`` with a caret line.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A region of a source file; lines and columns count from 1, the end is exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+NO_SPAN = Span("<generated>", 0, 0, 0, 0)
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: Severity
+    message: str
+    span: Span | None = None
+    # Where a diagnostic is about an object rather than a text position (a fact file document).
+    subject: str | None = None
+    # The input could not be read at all (missing, binary, not UTF-8): a usage error, exit 2.
+    unreadable: bool = False
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        span = self.span or NO_SPAN
+        return (span.file, span.line, span.column, self.message)
+
+
+def error(message: str, span: Span | None = None, subject: str | None = None) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, message, span, subject)
+
+
+def warning(message: str, span: Span | None = None, subject: str | None = None) -> Diagnostic:
+    return Diagnostic(Severity.WARNING, message, span, subject)
+
+
+class FleetrulesError(Exception):
+    """Base of every error fleetrules raises on bad input; carries one or more diagnostics."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic] | str, sources: Mapping[str, str] | None = None) -> None:
+        if isinstance(diagnostics, str):
+            diagnostics = [error(diagnostics)]
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self.sources: Mapping[str, str] = sources or {}
+        super().__init__("\n".join(render(d) for d in self.diagnostics))
+
+    def render(self) -> str:
+        """Every diagnostic with its source line and caret."""
+        return "\n".join(render(d, self.sources) for d in self.diagnostics)
+
+
+class RuleError(FleetrulesError):
+    """A rule file that cannot be read, parsed or checked."""
+
+
+class FactError(FleetrulesError):
+    """A fact file or Python fact object that is not a valid Karmada object."""
+
+
+class UsageError(FleetrulesError):
+    """An API call or command line that does not fit together."""
+
+
+def render(diagnostic: Diagnostic, sources: Mapping[str, str] | None = None) -> str:
+    """``file:line:col: severity: message``, then the source line and a caret under the span."""
+    span = diagnostic.span
+    label = diagnostic.severity.value
+    if span is None or span.line == 0:
+        where = f"{diagnostic.subject}: " if diagnostic.subject else ""
+        if span is not None and span.line == 0 and span.file != NO_SPAN.file:
+            where = f"{span.file}: "
+        return f"{where}{label}: {diagnostic.message}"
+    head = f"{span}: {label}: {diagnostic.message}"
+    text = (sources or {}).get(span.file)
+    if text is None:
+        return head
+    lines = text.splitlines()
+    if not 1 <= span.line <= len(lines):
+        return head
+    line = lines[span.line - 1].expandtabs(1)
+    end = span.end_column if span.end_line == span.line else len(line) + 1
+    width = max(1, end - span.column)
+    gutter = f"{span.line:>4} | "
+    caret = " " * (len(gutter) - 2) + "| " + " " * (span.column - 1) + "^" + "~" * (width - 1)
+    return f"{head}\n{gutter}{line}\n{caret}"

@@ -1,0 +1,1 @@
+"""The Lark grammar of the rule language, shipped as package data (engine.grammar)."""

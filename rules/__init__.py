@@ -1,0 +1,1 @@
+"""The built-in rule library written in the DSL, shipped as package data (engine.rules)."""
