@@ -25,6 +25,7 @@ from engine.schema import (
 
 _REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
 _FACT_TYPE = re.compile(r"[a-z][a-z0-9_]*")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -302,6 +303,8 @@ class _Checker:
                 self.err(f"unknown fact type '{pattern.fact_type.value}'{hint}", pattern.fact_type.span)
             if pattern.var.value in bound:
                 self.err(f"variable '{pattern.var.value}' is already bound in this rule", pattern.var.span)
+            if not _VARIABLE.fullmatch(pattern.var.value):
+                self.err(f"invalid variable name '{pattern.var.value}': use letters, digits and _", pattern.var.span)
             visible = {**bound, pattern.var.value: pattern}
             if pattern.condition is not None:
                 for path in _paths(pattern.condition):

@@ -40,6 +40,14 @@ def duration(d: ast.Duration) -> str:
     return "".join(parts) or "0s"
 
 
+_SOFT_KEYWORDS = frozenset({"name", "kind", "namespace", "labels", "names", "weight", "reason"})
+
+
+def field_name(w: ast.Word) -> str:
+    """Field names of derived facts may be one of a few keywords without quotes."""
+    return w.value if w.value in _SOFT_KEYWORDS else word(w)
+
+
 def words(ws: Sequence[ast.Word]) -> str:
     return ", ".join(word(w) for w in ws)
 
@@ -117,10 +125,10 @@ def action(a: ast.Action) -> str:
         case ast.Prefer():
             return f"prefer {a.cluster.value} for {a.binding.value} weight {a.weight.value}"
         case ast.Derive():
-            fields = ", ".join(f"{f.name.value} = {expr(f.value)}" for f in a.fields)
+            fields = ", ".join(f"{field_name(f.name)} = {expr(f.value)}" for f in a.fields)
             return f"derive {word(a.fact_type)}({fields})"
         case ast.Evict():
-            return f"evict {a.binding.value} from {a.cluster.value} reason {a.reason.value} {string(a.message)}"
+            return f"evict {a.binding.value} from {a.cluster.value} reason {word(a.reason)} {string(a.message)}"
 
 
 def toleration(t: ast.Toleration) -> str:
@@ -181,7 +189,11 @@ class _Printer:
         lines = range(max(after_line + 1, 1), min(before_line, len(self.source_lines) + 1))
         return any(not self.source_lines[i - 1].strip() for i in lines)
 
-    def flush_comments(self, before_line: int, indent: str) -> None:
+    def flush_comments(self, before_line: int, indent: str, after_line: int | None = None) -> None:
+        """Print the comments above ``before_line``; ``after_line`` ends the previous statement."""
+        pending = self.comments and self.comments[0].span.line < before_line
+        if pending and after_line and self._blank_between(after_line, self.comments[0].span.line):
+            self.lines.append("")
         while self.comments and self.comments[0].span.line < before_line:
             comment = self.comments.pop(0)
             self.lines.append(f"{indent}{comment.text}".rstrip())
@@ -226,8 +238,9 @@ class _Printer:
         indent = INDENT * depth
         self.lines.append(f"{indent}{head} {{")
         self.trailing_comment(node.span.line)
+        last = children[-1].span.end_line if children else None
         self.statements(children, depth + 1, self.node)
-        self.flush_comments(node.span.end_line, indent + INDENT)
+        self.flush_comments(node.span.end_line, indent + INDENT, last)
         self.lines.append(f"{indent}}}")
         self.trailing_comment(node.span.end_line)
 
@@ -247,7 +260,7 @@ class _Printer:
             self.trailing_comment(node.span.end_line)
 
         self.statements(nodes, depth + 1, emit)
-        self.flush_comments(rule.span.end_line, indent + INDENT)
+        self.flush_comments(rule.span.end_line, indent + INDENT, nodes[-1].span.end_line)
         self.lines.append(f"{indent}}}")
         self.trailing_comment(rule.span.end_line)
 

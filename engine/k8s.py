@@ -23,7 +23,7 @@ def qualified_name_problems(value: str) -> list[str]:
         if not prefix:
             problems.append("prefix part must be non-empty")
         else:
-            problems += [f"prefix part {p}" for p in dns1123_subdomain_problems(prefix)]
+            problems += [f"prefix part: {p}" for p in dns1123_subdomain_problems(prefix)]
     if not name:
         problems.append("name part must be non-empty")
     else:

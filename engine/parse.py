@@ -107,7 +107,9 @@ def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Toke
             position = exc.pos_in_stream or 0
             bad = chars[position]
             span = Span(path, exc.line, exc.column, exc.line, exc.column + 1)
-            diagnostics.append(error(f"unexpected character {bad!r}", span))
+            negative = bad == "-" and text[position + 1 : position + 2].isdigit()
+            hint = "; numbers and durations cannot be negative" if negative else ""
+            diagnostics.append(error(f"unexpected character {bad!r}{hint}", span))
             if len(diagnostics) >= MAX_ERRORS:
                 return [], []
             chars[position] = " "
@@ -117,7 +119,7 @@ def _fed(state: ParserState[Any], token: Token) -> ParserState[Any] | None:
     """The state after ``token``, or None where the grammar does not take it (``state`` is kept)."""
     trial = state.copy(deepcopy_values=False)
     try:
-        trial.feed_token(token)
+        trial.feed_token(token, is_end=token.type == "$END")
     except UnexpectedToken:
         return None
     return trial
@@ -156,14 +158,22 @@ def _parse_tokens(path: str, text: str, tokens: list[Token], diagnostics: list[D
         if trial is not None:
             state, recovering = trial, False
             taken_since_error += 1
-    end = Token.new_borrow_pos("$END", "", tokens[-1]) if tokens else Token("$END", "", 0, 1, 1, 1, 1, 1)
+    end = _end_token(tokens[-1] if tokens else None)
     try:
-        tree: Tree[Token] = state.feed_token(end, is_end=True)
-    except UnexpectedToken as exc:
+        tree: Tree[Token] = state.copy(deepcopy_values=False).feed_token(end, is_end=True)
+    except UnexpectedToken:
         if not recovering:
-            diagnostics.append(_unexpected_token(path, end, set(exc.expected)))
+            diagnostics.append(_unexpected_token(path, end, _expected(state)))
         return None
     return tree
+
+
+def _end_token(last: Token | None) -> Token:
+    """The end-of-input token, placed just after the last token."""
+    if last is None:
+        return Token("$END", "", 0, 1, 1, 1, 1, 1)
+    line, column = last.end_line or 1, last.end_column or 1
+    return Token("$END", "", last.end_pos, line, column, line, column + 1, last.end_pos)
 
 
 def parse(text: str, path: str = "<string>") -> ast.File:
@@ -364,12 +374,14 @@ class _ToAst(Transformer[Token, Any]):
     def act_derive(self, meta: Any, c: list[Any]) -> ast.Derive:
         return ast.Derive(c[0], tuple(_children(c[1:])), span=self._span(meta))
 
-    def act_evict(self, meta: Any, c: list[Token]) -> ast.Evict:
-        words = [self._word(t) for t in c]
-        return ast.Evict(words[0], words[1], words[2], words[3], span=self._span(meta))
+    def act_evict(self, meta: Any, c: list[Any]) -> ast.Evict:
+        return ast.Evict(self._word(c[0]), self._word(c[1]), c[2], self._word(c[3]), span=self._span(meta))
+
+    def field_name(self, meta: Any, c: list[Token]) -> ast.Word:
+        return self._word(c[0])
 
     def assignment(self, meta: Any, c: list[Any]) -> ast.Assignment:
-        return ast.Assignment(self._word(c[0]), c[1], span=self._span(meta))
+        return ast.Assignment(c[0], c[1], span=self._span(meta))
 
     # expressions
     def or_expr(self, meta: Any, c: list[ast.Expr]) -> ast.Or:

@@ -1,0 +1,111 @@
+"""The check and fmt commands: exit codes, output formats, in-place formatting."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from engine.cli import main
+
+BAD = "tests/golden/errors/three_errors.fr"
+MESSY = Path(__file__).parent / "golden" / "syntax" / "messy_layout.fr"
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), input=stdin)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_examples_is_clean(in_root: Path) -> None:
+    code, out, err = run("check", "examples/")
+    assert (code, out) == (0, "")
+    assert "0 errors, 0 warnings in 3 files" in err
+
+
+def test_check_reports_every_error_with_carets(in_root: Path) -> None:
+    code, out, _ = run("check", BAD)
+    assert code == 1
+    assert out.count(": error: ") == 3
+    assert "   4 |   tolerat node.kubernetes.io/x = y : NoSchedule\n     |   ^~~~~~~\n" in out
+
+
+def test_check_json(in_root: Path) -> None:
+    code, out, _ = run("check", "--format", "json", BAD)
+    report = json.loads(out)
+    assert code == 1 and report["errors"] == 3 and report["warnings"] == 0
+    first = report["diagnostics"][0]
+    assert (first["file"], first["line"], first["column"], first["severity"]) == (BAD, 4, 3, "error")
+
+
+def test_check_github_annotations(in_root: Path) -> None:
+    code, out, _ = run("check", "--format", "github", BAD)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 3
+    assert lines[1] == (
+        f"::error file={BAD},line=5,col=60,endColumn=63::weight 150 is out of range; it must be from 1 to 100"
+    )
+
+
+def test_warnings_alone_exit_zero(tmp_path: Path) -> None:
+    path = tmp_path / "old.fr"
+    path.write_text("policy p {\n  select {\n    kind A\n  }\n  failover application {\n    purge Graciously\n  }\n}\n")
+    code, out, _ = run("check", str(path))
+    assert code == 0 and "warning: purge mode 'Graciously' is deprecated" in out
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert run("check")[0] == 2
+    assert run("check", "--format", "xml", "examples")[0] == 2
+    code, _, err = run("check", str(tmp_path / "missing.fr"))
+    assert code == 2 and "no such file or directory" in err
+    binary = tmp_path / "binary.fr"
+    binary.write_bytes(b"\x00\x01\x02")
+    code, out, _ = run("check", str(binary))
+    assert code == 2 and "is a binary file" in out
+    latin = tmp_path / "latin.fr"
+    latin.write_bytes("policy caf\xe9 {}".encode("latin-1"))
+    code, out, _ = run("check", str(latin))
+    assert code == 2 and "is not UTF-8 text" in out
+
+
+def test_fmt_rewrites_in_place_and_is_stable(tmp_path: Path) -> None:
+    path = tmp_path / "messy.fr"
+    shutil.copy(MESSY, path)
+    assert run("fmt", "--check", str(path))[0] == 1
+    code, _, err = run("fmt", str(path))
+    assert code == 0 and "formatted" in err
+    first = path.read_text()
+    assert first == MESSY.with_suffix(".fmt").read_text()
+    assert run("fmt", str(path))[0] == 0
+    assert path.read_text() == first  # stable on a second pass
+    assert run("fmt", "--check", str(path))[0] == 0
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary files left behind"
+
+
+def test_fmt_diff_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "messy.fr"
+    shutil.copy(MESSY, path)
+    code, out, _ = run("fmt", "--diff", str(path))
+    assert code == 1 and out.startswith(f"--- a/{path}") and "+policy messy {" in out
+    assert path.read_text() == MESSY.read_text()
+
+
+def test_fmt_stdin() -> None:
+    code, out, _ = run("fmt", "-", stdin="policy  p{select{kind A}}")
+    assert code == 0 and out == "policy p {\n  select {\n    kind A\n  }\n}\n"
+
+
+def test_fmt_refuses_broken_files(tmp_path: Path) -> None:
+    path = tmp_path / "broken.fr"
+    path.write_text("policy p {")
+    code, _, err = run("fmt", str(path))
+    assert code == 1 and "unexpected end of file" in err
+    assert path.read_text() == "policy p {"
+
+
+def test_examples_are_formatted(in_root: Path) -> None:
+    assert run("fmt", "--check", "examples/")[0] == 0

@@ -1,0 +1,56 @@
+"""The wheel ships the grammar and the built-in rules, found as in the editable install."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from importlib.resources import files
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_editable_install_finds_package_data() -> None:
+    assert files("engine.grammar").joinpath("fleetrules.lark").is_file()
+    assert files("engine.rules").is_dir()
+
+
+def test_wheel_installs_and_runs(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = (tmp_path / "dist").glob("fleetrules-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "engine/grammar/fleetrules.lark" in names
+    assert any(n.startswith("engine/rules/") for n in names)
+    assert not any(n.startswith(("tests/", "examples/")) for n in names)
+
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", str(wheel)], check=True)
+    # The dependencies come from this environment's site-packages (not its editable `engine`).
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "examples", work / "examples")
+    where = subprocess.run(
+        [python, "-c", "import engine; print(engine.__file__)"], cwd=work, capture_output=True, text=True, check=True
+    )
+    assert where.stdout.startswith(str(env_dir))
+    result = subprocess.run(
+        [env_dir / "bin" / "fleetrules", "check", "examples"], cwd=work, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "0 errors, 0 warnings in 3 files" in result.stderr
