@@ -144,6 +144,13 @@ class Toleration(Node):
 
 
 @dataclass(frozen=True)
+class Spread(Node):
+    field: Word  # cluster | region | zone | provider
+    min_groups: Number | None
+    max_groups: Number | None
+
+
+@dataclass(frozen=True)
 class WorkloadTerm(Node):
     preferred: bool
     anti: bool
@@ -186,7 +193,7 @@ class Failover(Node):
     statements: tuple[FailoverStmt, ...]
 
 
-PolicyStmt = Select | ClusterAffinity | Toleration | WorkloadTerm | Failover
+PolicyStmt = Select | ClusterAffinity | Toleration | Spread | WorkloadTerm | Failover
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from engine.schema import (
     FAILOVER_KINDS,
     FIELD_SELECTOR_KEYS,
     PURGE_MODES,
+    SPREAD_FIELDS,
     TAINT_EFFECTS,
     FieldType,
 )
@@ -111,6 +112,7 @@ class _Checker:
                     self.warn("duplicate toleration", stmt.span)
                 seen_tolerations.add(stmt)
                 self.toleration(stmt)
+        self.spreads([s for s in policy.statements if isinstance(s, ast.Spread)])
         self.workload_terms([s for s in policy.statements if isinstance(s, ast.WorkloadTerm)])
         failovers: dict[str, ast.Failover] = {}
         for stmt in policy.statements:
@@ -207,6 +209,31 @@ class _Checker:
             self.enum(tol.effect, "taint effect", TAINT_EFFECTS)
         if tol.seconds is not None and (tol.effect is None or tol.effect.value != "NoExecute"):
             self.err("'for' (tolerationSeconds) needs the effect NoExecute", tol.seconds.span)
+
+    def spreads(self, spreads: list[ast.Spread]) -> None:
+        """ValidateSpreadConstraint (karmada-reference.md §1.4), plus what fleetrules evaluates."""
+        seen: set[str] = set()
+        for spread in spreads:
+            field = spread.field.value
+            if not self.enum(spread.field, "spread field", SPREAD_FIELDS):
+                continue
+            if field in seen:
+                self.err(f"multiple {field} spread constraints are not allowed", spread.span)
+            seen.add(field)
+            low = spread.min_groups.value if spread.min_groups else 1
+            high = spread.max_groups.value if spread.max_groups else None
+            if high is not None and high < low:
+                self.err("maxGroups lower than minGroups is not allowed", spread.span)
+            if field != "cluster":
+                self.err(
+                    f"spread by {field} is not evaluated by fleetrules yet (only 'spread by cluster')", spread.field.span
+                )
+        if seen and "cluster" not in seen:
+            self.err(
+                "the cluster spread constraint must be enabled in one of the constraints "
+                "in case of SpreadByField is enabled",
+                spreads[0].span,
+            )
 
     def workload_terms(self, terms: list[ast.WorkloadTerm]) -> None:
         required: dict[bool, ast.WorkloadTerm] = {}

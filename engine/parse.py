@@ -331,10 +331,16 @@ class _ToAst(Transformer[Token, Any]):
     def tol_value(self, meta: Any, c: list[Any]) -> ast.Word:
         return c[0]  # type: ignore[no-any-return]
 
+    def spread(self, meta: Any, c: list[Any]) -> ast.Spread:
+        field, low, high = c
+        return ast.Spread(field, self._number(low), self._number(high), span=self._span(meta))
+
+    def _number(self, token: Token | None) -> ast.Number | None:
+        return None if token is None else ast.Number(int(token), span=self._tok(token))
+
     def workload_term(self, meta: Any, c: list[Any]) -> ast.WorkloadTerm:
         prefer, anti, key, weight, topology = c
-        number = ast.Number(int(weight), span=self._tok(weight)) if weight is not None else None
-        return ast.WorkloadTerm(prefer is not None, anti, key, number, topology, span=self._span(meta))
+        return ast.WorkloadTerm(prefer is not None, anti, key, self._number(weight), topology, span=self._span(meta))
 
     def affinity_kind(self, meta: Any, c: list[Token]) -> bool:
         return c[0].type == "ANTI_AFFINITY"

@@ -13,6 +13,10 @@ class FieldType(enum.Enum):
     LABELS = "labels"  # a map from label key to value: `x.labels["key"]`
 
 
+# Facts the engine asserts itself. `binding.affinity_group` is Karmada's instantiated group
+# ("key=value" of the policy's groupByLabelKey on the workload, "" when none); `placement` is one
+# (binding, cluster) target, current or decided in this evaluation; `scheduled` is asserted after all
+# placements of a binding, so that a rule joining it sees the binding's whole target set.
 BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
     "cluster": {
         "name": FieldType.STRING,
@@ -31,6 +35,35 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "clusters": FieldType.LIST,
         "replicas": FieldType.NUMBER,
         "policy": FieldType.STRING,
+        "affinity_group": FieldType.STRING,
+        "anti_affinity_group": FieldType.STRING,
+    },
+    "taint": {
+        "cluster": FieldType.STRING,
+        "key": FieldType.STRING,
+        "value": FieldType.STRING,
+        "effect": FieldType.STRING,
+    },
+    "eviction_task": {
+        "namespace": FieldType.STRING,
+        "binding": FieldType.STRING,
+        "from_cluster": FieldType.STRING,
+        "purge_mode": FieldType.STRING,
+        "reason": FieldType.STRING,
+        "producer": FieldType.STRING,
+    },
+    "placement": {
+        "namespace": FieldType.STRING,
+        "binding": FieldType.STRING,
+        "cluster": FieldType.STRING,
+        "affinity_group": FieldType.STRING,
+        "anti_affinity_group": FieldType.STRING,
+    },
+    "scheduled": {
+        "namespace": FieldType.STRING,
+        "binding": FieldType.STRING,
+        "affinity_group": FieldType.STRING,
+        "anti_affinity_group": FieldType.STRING,
     },
 }
 
@@ -39,5 +72,6 @@ DEPRECATED_PURGE_MODES = {"Immediately": "Directly", "Graciously": "Gracefully"}
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 FIELD_SELECTOR_KEYS = ("provider", "region", "zone")
 FAILOVER_KINDS = ("application", "cluster")
+SPREAD_FIELDS = ("cluster", "region", "zone", "provider")
 DEFAULT_TOLERATION_SECONDS = 300
 DEFAULT_GRACE_PERIOD_SECONDS = 600

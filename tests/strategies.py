@@ -55,6 +55,7 @@ policy_stmts = st.one_of(
     st.builds(ast.ClusterAffinity, st.none() | words, st.lists(cluster_stmts, max_size=4).map(tuple)),
     st.builds(ast.Toleration, st.none() | words, st.none() | words, st.none() | words, st.none() | durations),
     st.builds(ast.WorkloadTerm, st.booleans(), st.booleans(), words, st.none() | numbers, st.none() | words),
+    st.builds(ast.Spread, words, st.none() | numbers, st.none() | numbers),
     st.builds(ast.Failover, words, st.lists(failover_stmts, max_size=4).map(tuple)),
 )
 policies = st.builds(ast.Policy, words, st.lists(policy_stmts, max_size=5).map(tuple))

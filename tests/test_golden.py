@@ -10,7 +10,7 @@ from engine.ast import dump
 from engine.errors import render
 from engine.fmt import format_file, format_source
 from engine.load import load_rule_set
-from engine.parse import parse
+from engine.parse import keywords, parse
 from tests.golden import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -58,3 +58,9 @@ def test_comments_survive_formatting() -> None:
     for line in text.splitlines():
         if "#" in line:
             assert line[line.index("#") :] in formatted
+
+
+def test_documented_keywords_are_the_grammar_keywords() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "language.md").read_text()
+    listed = doc.split("Keywords are reserved: `")[1].split("`")[0].split()
+    assert sorted(listed) == sorted(keywords())
