@@ -226,7 +226,8 @@ class _Checker:
                 self.err("maxGroups lower than minGroups is not allowed", spread.span)
             if field != "cluster":
                 self.err(
-                    f"spread by {field} is not evaluated by fleetrules yet (only 'spread by cluster')", spread.field.span
+                    f"spread by {field} is not evaluated by fleetrules yet (only 'spread by cluster')",
+                    spread.field.span,
                 )
         if seen and "cluster" not in seen:
             self.err(

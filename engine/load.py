@@ -14,9 +14,12 @@ from pathlib import Path
 from engine import ast
 from engine.check import check
 from engine.errors import Diagnostic, RuleError, Severity, Span, UsageError, error
+from engine.karmada import policy_file
 from engine.parse import parse_partial
 
 RULE_SUFFIX = ".fr"
+# Karmada PropagationPolicy files are rule files too when named explicitly (directories give *.fr only).
+POLICY_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_INCLUDE_DEPTH = 16
 
@@ -111,7 +114,10 @@ class _Loader:
         if text is None:
             return
         self.sources[shown] = text
-        tree, syntax = parse_partial(text, shown)
+        if path.suffix in POLICY_SUFFIXES:
+            tree, syntax = policy_file(path, shown, text)
+        else:
+            tree, syntax = parse_partial(text, shown)
         self.diagnostics += syntax
         if tree is None:
             return
@@ -132,6 +138,11 @@ def load_rule_set(paths: Sequence[str | Path], extra: Sequence[ast.File] = ()) -
         loader.load(path)
     files = (*extra, *loader.order)
     diagnostics = loader.diagnostics + check(files)
+    if not any(d.is_error for d in diagnostics):
+        from engine.program import compile_rule_set  # the compiler imports the loader's neighbours
+
+        rules = [r for f in files for r in f.rules]
+        diagnostics += compile_rule_set([p for f in files for p in f.policies], rules)[2]
     rule_set = RuleSet(files, loader.sources, tuple(d for d in diagnostics if not d.is_error))
     return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)
 

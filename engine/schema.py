@@ -37,12 +37,23 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "policy": FieldType.STRING,
         "affinity_group": FieldType.STRING,
         "anti_affinity_group": FieldType.STRING,
+        # the topology key of the required terms ("" = the cluster itself; `within KEY` otherwise)
+        "affinity_topology": FieldType.STRING,
+        "anti_affinity_topology": FieldType.STRING,
+    },
+    "cluster_toleration": {
+        "policy": FieldType.STRING,
+        "key": FieldType.STRING,
+        "operator": FieldType.STRING,
+        "value": FieldType.STRING,
+        "effect": FieldType.STRING,
     },
     "taint": {
         "cluster": FieldType.STRING,
         "key": FieldType.STRING,
         "value": FieldType.STRING,
         "effect": FieldType.STRING,
+        "display": FieldType.STRING,  # as Karmada prints it: {key=value:Effect}
     },
     "eviction_task": {
         "namespace": FieldType.STRING,

@@ -1,0 +1,284 @@
+"""Evaluation: facts into the engine, then bindings placed one at a time, as the scheduler does.
+
+The engine (durable-rules, via engine.runtime) does the matching: as facts arrive, rules fire and
+record rejections and preferences per binding. This module is the Python stage the engine cannot
+express: choosing among feasible clusters (scores are sums, normalised; ordering; spread limits;
+clusterAffinities terms tried in order), and then telling the engine where each binding went, so
+that later bindings see it (S3: "bindings assigned in the same round count with their newest
+assignment"). A binding's placement facts are asserted before its ``scheduled`` fact, and retracted
+after it, which keeps negations over placements sound (see rules/workload_affinity.fr).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from engine import ast
+from engine.errors import Diagnostic, warning
+from engine.facts import Binding, Cluster, Facts
+from engine.karmada import policies_from_objects
+from engine.load import RuleSet
+from engine.policy import affinity_terms, groups, select_policy, spread_limits, tolerations
+from engine.program import program
+from engine.results import Explanation, FactRef, Placement, Reason, Result
+from engine.runtime import Decision, Program, Session
+
+LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
+
+
+class _Evaluation:
+    def __init__(self, program: Program, policies: Sequence[ast.Policy], facts: Facts) -> None:
+        self.program = program
+        self.symbols = program.symbols
+        self.facts = facts
+        self.policies = {p.name.value: p for p in policies}
+        self.session: Session = program.session()
+        self.cluster_ids: dict[str, str] = {}
+        self.binding_ids: dict[str, str] = {}
+        self.placement_ids: dict[str, list[str]] = defaultdict(list)
+        self.binding_policy: dict[str, ast.Policy | None] = {}
+        self.binding_facts: dict[str, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------ encoding
+    def _labels(self, labels: Mapping[str, str], prefix: str = "") -> dict[str, str]:
+        return {f"{prefix}{prop}": labels[key] for key, prop in self.symbols.labels.items() if key in labels}
+
+    def _flags(self, list_field: str, values: Sequence[str]) -> dict[str, int]:
+        present = set(values)
+        return {prop: 1 for (f, value), prop in self.symbols.flags.items() if f == list_field and value in present}
+
+    def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
+        for value in values:
+            self.session.assert_fact("member", {"owner": owner, "field": list_field, "value": value})
+
+    def load(self) -> None:
+        s = self.session
+        for cluster in self.facts.clusters:
+            if cluster.deleting:
+                continue
+            props: dict[str, Any] = {"name": cluster.name, "provider": cluster.provider, "region": cluster.region}
+            props |= (
+                {"ready": cluster.ready == "True"} | self._labels(cluster.labels) | self._flags("zones", cluster.zones)
+            )
+            fact_id = s.assert_fact("cluster", props)
+            self.cluster_ids[cluster.name] = fact_id
+            self._member(fact_id, "zones", cluster.zones)
+            for taint in cluster.taints:
+                display = (
+                    f"{{{taint.key}={taint.value}:{taint.effect}}}"
+                    if taint.value
+                    else f"{{{taint.key}:{taint.effect}}}"
+                )
+                s.assert_fact(
+                    "taint",
+                    {
+                        "cluster": cluster.name,
+                        "key": taint.key,
+                        "value": taint.value,
+                        "effect": taint.effect,
+                        "display": display,
+                    },
+                )
+        for policy in self.policies.values():
+            for toleration in tolerations(policy):
+                s.assert_fact("cluster_toleration", toleration)
+        for binding in self.facts.bindings:
+            self._load_binding(binding)
+        for binding in self.facts.bindings:
+            if binding.clusters and self.binding_policy[binding.key] is not None:
+                self._place(binding.key, binding.cluster_names)
+
+    def _load_binding(self, binding: Binding) -> None:
+        policy = select_policy(
+            list(self.policies.values()), binding.kind, binding.namespace, binding.resource_name, binding.labels
+        )
+        self.binding_policy[binding.key] = policy
+        g = groups(policy, binding.labels) if policy is not None else None
+        props: dict[str, Any] = {
+            "namespace": binding.namespace,
+            "name": binding.name,
+            "kind": binding.kind,
+            "api_version": binding.api_version,
+            "replicas": binding.replicas,
+            "policy": policy.name.value if policy is not None else "",
+            "affinity_group": g.affinity if g else (binding.affinity_group or ""),
+            "anti_affinity_group": g.anti_affinity if g else (binding.anti_affinity_group or ""),
+            "affinity_topology": g.affinity_topology if g else "",
+            "anti_affinity_topology": g.anti_affinity_topology if g else "",
+        }
+        if g is not None and not binding.labels:
+            # no workload manifest: keep the groups recorded on the binding (spec.workloadAffinityGroups)
+            props["affinity_group"] = binding.affinity_group or ""
+            props["anti_affinity_group"] = binding.anti_affinity_group or ""
+        props |= self._labels(binding.labels) | self._flags("clusters", binding.cluster_names)
+        fact_id = self.session.assert_fact("binding", props)
+        self.binding_ids[binding.key] = fact_id
+        self.binding_facts[binding.key] = props
+        self._member(fact_id, "clusters", binding.cluster_names)
+        for task in binding.eviction_tasks:
+            self.session.assert_fact(
+                "eviction_task",
+                {
+                    "namespace": binding.namespace,
+                    "binding": binding.name,
+                    "from_cluster": task.from_cluster,
+                    "purge_mode": task.purge_mode,
+                    "reason": task.reason,
+                    "producer": task.producer,
+                },
+            )
+
+    # ------------------------------------------------------------ placements in the engine
+    def _place(self, key: str, clusters: Sequence[str]) -> None:
+        """Replace the binding's placement facts: retract the old (marker first), assert the new (marker last)."""
+        for fact_id in reversed(self.placement_ids.pop(key, [])):
+            self.session.retract(fact_id)
+        if not clusters:
+            return
+        b = self.binding_facts[key]
+        base = {k: b[k] for k in ("namespace", "affinity_group", "anti_affinity_group")} | {"binding": b["name"]}
+        base |= self._labels_of_binding(key)
+        ids = []
+        for name in clusters:
+            cluster = self._cluster(name)
+            props = base | {"cluster": name} | (self._labels(cluster.labels, "C") if cluster else {})
+            ids.append(self.session.assert_fact("placement", props))
+        ids.append(self.session.assert_fact("scheduled", {k: v for k, v in base.items() if not k.startswith("L")}))
+        self.placement_ids[key] = ids
+
+    def _labels_of_binding(self, key: str) -> dict[str, Any]:
+        return {k: v for k, v in self.binding_facts[key].items() if k.startswith("L")}
+
+    def _cluster(self, name: str) -> Cluster | None:
+        return next((c for c in self.facts.clusters if c.name == name), None)
+
+    # ------------------------------------------------------------ decisions
+    def _reason(self, decision: Decision) -> Reason:
+        rule = self.program.rules[decision.rule]
+        return Reason(rule.name, f"{rule.span.file}:{rule.span.line}", decision.message)
+
+    def decide(self, binding: Binding) -> Placement:
+        policy = self.binding_policy[binding.key]
+        assert policy is not None
+        decisions = self.session.decisions.get(self.binding_ids[binding.key], [])
+        candidates = [c.name for c in self.facts.clusters if not c.deleting]
+        terms = affinity_terms(policy)
+        start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
+        minimum, maximum = spread_limits(policy)
+        chosen_term, feasible, rejected = terms[start], [], {}
+        for term in terms[start:]:
+            rejected = self._rejections(decisions, term)
+            feasible = [c for c in candidates if c not in rejected]
+            chosen_term = term
+            if len(feasible) >= max(minimum, 1):
+                break
+        scores = self._scores(decisions, feasible, binding.cluster_names)
+        ordered = sorted(feasible, key=lambda c: (-scores[c], c))
+        unschedulable, message = False, ""
+        if not feasible:
+            unschedulable = True
+            histogram = Counter(reasons[0].message for reasons in rejected.values())
+            parts = ", ".join(f"{n} {m}" for m, n in sorted(histogram.items(), key=lambda x: x[0]))
+            message = f"0/{len(candidates)} clusters are available: {parts}."
+            selected: tuple[str, ...] = ()
+        elif len(feasible) < minimum:
+            unschedulable = True
+            message = "the number of feasible clusters is less than spreadConstraint.MinGroups"
+            selected = binding.cluster_names  # not a fit error: Karmada keeps the old result
+        else:
+            selected = tuple(sorted(ordered[:maximum] if maximum is not None else ordered))
+        self._place(binding.key, selected)
+        return Placement(
+            binding=binding.key,
+            policy=policy.name.value,
+            clusters=selected,
+            feasible=tuple(sorted(feasible)),
+            scores={c: scores[c] for c in sorted(feasible)},
+            rejected={c: rejected[c] for c in sorted(rejected)},
+            unschedulable=unschedulable,
+            message=message,
+            previous=binding.cluster_names,
+            affinity_term=chosen_term,
+            explanations=self._explain(decisions),
+        )
+
+    def _rejections(self, decisions: list[Decision], term: str | None) -> dict[str, tuple[Reason, ...]]:
+        found: dict[str, set[Reason]] = defaultdict(set)
+        for d in decisions:
+            rule = self.program.rules[d.rule]
+            if d.kind == "reject" and rule.term in (None, term):
+                found[d.cluster].add(self._reason(d))
+        return {c: tuple(sorted(r, key=lambda x: (x.rule, x.source, x.message))) for c, r in found.items()}
+
+    def _scores(self, decisions: list[Decision], feasible: list[str], current: Sequence[str]) -> dict[str, int]:
+        """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
+        NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
+        raw = dict.fromkeys(feasible, 0)
+        for d in decisions:
+            if d.kind == "prefer" and d.cluster in raw:
+                raw[d.cluster] += d.weight
+        low, high = (min(raw.values()), max(raw.values())) if raw else (0, 0)
+        spread = high - low
+        return {
+            c: (int(100 * (raw[c] - low) / spread) if spread > 0 else 0) + (LOCALITY_SCORE if c in current else 0)
+            for c in feasible
+        }
+
+    # ------------------------------------------------------------ explanations
+    def _fact(self, alias: str, fact_id: str, seen: frozenset[str] = frozenset()) -> FactRef:
+        fact = self.session.facts.get(fact_id, {})
+        fact_type = str(fact.get("t", "?"))
+        shown = {k: v for k, v in fact.items() if k not in ("id", "t", "sid") and k[:1] not in "LCF"}
+        labels = {key: fact[prop] for key, prop in self.symbols.labels.items() if prop in fact}
+        if labels:
+            shown["labels"] = labels
+        description = ", ".join(f"{k}={v}" for k, v in sorted(shown.items()))
+        derived_by: tuple[Explanation, ...] = ()
+        if fact_id in self.session.derived and fact_id not in seen:
+            derived_by = tuple(
+                self._explanation(d, seen | {fact_id})
+                for d in self.session.fired
+                if d.kind == "derive" and d.message == fact_id
+            )
+        return FactRef(alias.removeprefix("v_"), fact_type, description, derived_by)
+
+    def _explanation(self, d: Decision, seen: frozenset[str] = frozenset()) -> Explanation:
+        rule = self.program.rules[d.rule]
+        action = {
+            "reject": "rejected",
+            "prefer": f"preferred ({d.weight:+d})",
+            "derive": "derived",
+            "evict": "evicted",
+        }[d.kind]
+        matched = d.matched or tuple(sorted(("?", i) for i in d.deps))
+        facts = tuple(self._fact(alias, fact_id, seen) for alias, fact_id in matched if not alias.startswith("m"))
+        return Explanation(rule.name, f"{rule.span.file}:{rule.span.line}", action, facts)
+
+    def _explain(self, decisions: list[Decision]) -> dict[str, tuple[Explanation, ...]]:
+        out: dict[str, list[Explanation]] = defaultdict(list)
+        for d in decisions:
+            out[d.cluster].append(self._explanation(d))
+        return {c: tuple(sorted(e, key=lambda x: (x.rule, x.source, x.action))) for c, e in sorted(out.items())}
+
+    def run(self, now: dt.datetime | None) -> Result:
+        try:
+            self.load()
+            placements = [self.decide(b) for b in self.facts.bindings if self.binding_policy[b.key] is not None]
+        finally:
+            self.session.close()
+        unmatched = tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
+        notes: list[Diagnostic] = [warning(f"no policy selects binding {key}", subject=key) for key in unmatched]
+        return Result(tuple(placements), (), unmatched, now, tuple(notes))
+
+
+def evaluate(rules: RuleSet, facts: Facts, now: dt.datetime | None = None) -> Result:
+    """Place every binding the rules' policies select; see the module docstring for the order."""
+    policies = (*rules.policies, *policies_from_objects(facts.policies))
+    engine_program = program(tuple(policies), tuple(rules.rules))
+    result = _Evaluation(engine_program, policies, facts).run(now)
+    return Result(
+        result.placements, result.evictions, result.unmatched, result.now, (*facts.warnings, *result.warnings)
+    )

@@ -1,0 +1,151 @@
+"""The engine's rule form: what DSL rules and policies compile to, and what becomes durable-rules JSON.
+
+Conditions are on one fact each (its own properties against literals or earlier facts'
+properties), as the engine's join network needs. Properties are flat: label ``k`` of a fact is the
+property the program's ``Symbols`` assigns to ``k``, and ``x in fact.list`` for a literal ``x`` is
+a presence flag, so that label keys with dots and facts with hundreds of labels stay within what
+durable-rules handles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import Span
+
+# ---------------------------------------------------------------- conditions
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A property of the fact matched by an earlier pattern."""
+
+    alias: str
+    prop: str
+
+
+@dataclass(frozen=True)
+class Test:
+    op: str  # == != < <= > >=
+    prop: str
+    operand: Ref | str | int | bool
+
+
+@dataclass(frozen=True)
+class Present:
+    prop: str
+    present: bool = True
+
+
+@dataclass(frozen=True)
+class AllOf:
+    items: tuple[Cond, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    items: tuple[Cond, ...]
+
+
+Cond = Test | Present | AllOf | AnyOf
+
+TRUE: Cond = AllOf(())
+FALSE: Cond = AnyOf(())
+NEGATED_OP = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+FLIPPED_OP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def all_of(*items: Cond) -> Cond:
+    flat: list[Cond] = []
+    for item in items:
+        if item == FALSE:
+            return FALSE
+        flat += item.items if isinstance(item, AllOf) else [item]
+    return flat[0] if len(flat) == 1 else AllOf(tuple(flat))
+
+
+def any_of(*items: Cond) -> Cond:
+    flat: list[Cond] = []
+    for item in items:
+        if item == TRUE:
+            return TRUE
+        flat += item.items if isinstance(item, AnyOf) else [item]
+    return flat[0] if len(flat) == 1 else AnyOf(tuple(flat))
+
+
+def negate(cond: Cond, optional: frozenset[str]) -> Cond:
+    """not ``cond``; a comparison on a property that may be absent also holds when it is absent."""
+    if isinstance(cond, Present):
+        return Present(cond.prop, not cond.present)
+    if isinstance(cond, Test):
+        flipped = Test(NEGATED_OP[cond.op], cond.prop, cond.operand)
+        return any_of(Present(cond.prop, False), flipped) if cond.prop in optional else flipped
+    if isinstance(cond, AllOf):
+        return any_of(*(negate(c, optional) for c in cond.items))
+    return all_of(*(negate(c, optional) for c in cond.items))
+
+
+# ---------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True)
+class Pattern:
+    alias: str
+    fact_type: str
+    negated: bool
+    cond: Cond
+
+
+@dataclass(frozen=True)
+class Message:
+    """Text with ``(alias, prop)`` holes filled from the matched facts."""
+
+    parts: tuple[str | Ref, ...]
+
+    def render(self, matched: dict[str, dict[str, Any]]) -> str:
+        return "".join(p if isinstance(p, str) else str(matched[p.alias].get(p.prop, "")) for p in self.parts)
+
+
+@dataclass(frozen=True)
+class Reject:
+    cluster: str
+    binding: str
+    message: Message
+
+
+@dataclass(frozen=True)
+class Prefer:
+    cluster: str
+    binding: str
+    weight: int  # negative for preferred anti-affinity
+
+
+@dataclass(frozen=True)
+class Derive:
+    fact_type: str
+    fields: tuple[tuple[str, Any], ...]  # name → ValueExpr (see engine.compile)
+
+
+@dataclass(frozen=True)
+class Evict:
+    binding: str
+    cluster: str
+    reason: str
+    message: Message
+
+
+Action = Reject | Prefer | Derive | Evict
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    span: Span
+    patterns: tuple[Pattern, ...]
+    actions: tuple[Action, ...]
+    # the clusterAffinities term this rule belongs to (its rejections count only while that term is tried)
+    term: str | None = None
+    builtin: bool = False
+    # for `fleetrules explain`: the source text of the rule or statement
+    text: str = field(default="", compare=False)

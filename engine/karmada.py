@@ -1,0 +1,397 @@
+"""Karmada PropagationPolicy / ClusterPropagationPolicy objects → policies of the rule language.
+
+The translation produces the same AST as the DSL (so `fleetrules convert` prints it back as DSL),
+with spans at the YAML lines the fields came from. API shape: karmada-reference.md §1 to §3.
+Fields fleetrules does not evaluate are reported, not dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine import ast
+from engine.errors import Diagnostic, Span, error, warning
+
+POLICY_KINDS = ("PropagationPolicy", "ClusterPropagationPolicy")
+_PLACEMENT = {
+    "clusterAffinity", "clusterAffinities", "clusterTolerations", "spreadConstraints", "replicaScheduling",
+    "workloadAffinity",
+}  # fmt: skip
+_SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption",
+         "dependentOverrides", "schedulerName", "conflictResolution", "activationPreference", "suspension",
+         "preserveResourcesOnDeletion", "association"}  # fmt: skip
+_NOT_EVALUATED = {"priority", "preemption", "dependentOverrides", "schedulerName", "conflictResolution",
+                  "activationPreference", "suspension", "preserveResourcesOnDeletion", "association"}  # fmt: skip
+
+
+class _MarkedLoader(yaml.SafeLoader):
+    """Safe loading that remembers the line of every mapping (by object id, while it lives)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.lines: dict[int, int] = {}
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=True)
+        self.lines[id(mapping)] = node.start_mark.line + 1
+        return mapping
+
+
+_MarkedLoader.add_constructor(
+    "tag:yaml.org,2002:map",
+    lambda loader, node: loader.construct_mapping(node),  # type: ignore[arg-type]
+)
+
+
+class _Converter:
+    def __init__(self, source: str, lines: Mapping[int, int], problems: list[Diagnostic]) -> None:
+        self.source = source
+        self.lines = lines
+        self.problems = problems
+        self.default_line = 0
+
+    def span(self, obj: Any) -> Span:
+        line = self.lines.get(id(obj), self.default_line)
+        return Span(self.source, line, 1, line, 1)
+
+    def fail(self, obj: Any, path: str, message: str) -> None:
+        self.problems.append(error(f"{path}: {message}", self.span(obj), subject=self.source))
+
+    def warn(self, obj: Any, path: str, message: str) -> None:
+        self.problems.append(warning(f"{path}: {message}", self.span(obj), subject=self.source))
+
+    def word(self, value: Any, obj: Any, path: str) -> ast.Word:
+        if not isinstance(value, str):
+            self.fail(obj, path, f"expected a string, found {value!r}")
+            value = str(value)
+        return ast.Word(value, span=self.span(obj))
+
+    def words(self, values: Any, obj: Any, path: str) -> tuple[ast.Word, ...]:
+        if not isinstance(values, list):
+            self.fail(obj, path, "expected a list")
+            return ()
+        return tuple(self.word(v, obj, f"{path}[{i}]") for i, v in enumerate(values))
+
+    def mapping(self, value: Any, parent: Any, path: str) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(parent, path, "expected a mapping")
+            return {}
+        return value
+
+    def known(self, obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
+        for key in obj:
+            if key not in allowed:
+                self.warn(obj, f"{path}.{key}", "unknown field, not evaluated")
+
+    # ------------------------------------------------------------ selectors
+    def label_selector(self, raw: Any, parent: Any, path: str) -> ast.Selector:
+        sel = self.mapping(raw, parent, path)
+        self.known(sel, {"matchLabels", "matchExpressions"}, path)
+        reqs = [
+            ast.Requirement(
+                self.word(k, sel, f"{path}.matchLabels"),
+                ast.Op.EQUALS,
+                (self.word(v, sel, f"{path}.matchLabels.{k}"),),
+                span=self.span(sel),
+            )
+            for k, v in sorted(self.mapping(sel.get("matchLabels"), sel, f"{path}.matchLabels").items())
+        ]
+        reqs += self.expressions(sel.get("matchExpressions"), sel, f"{path}.matchExpressions")
+        return ast.Selector(tuple(reqs), span=self.span(sel))
+
+    def expressions(self, raw: Any, parent: Any, path: str) -> list[ast.Requirement]:
+        ops = {"In": ast.Op.IN, "NotIn": ast.Op.NOT_IN, "Exists": ast.Op.EXISTS, "DoesNotExist": ast.Op.DOES_NOT_EXIST}
+        out = []
+        for i, item in enumerate(raw or []):
+            expr = self.mapping(item, parent, f"{path}[{i}]")
+            op = ops.get(expr.get("operator", ""))
+            if op is None:
+                self.fail(expr, f"{path}[{i}].operator", f"unsupported operator {expr.get('operator')!r}")
+                continue
+            values = self.words(expr.get("values", []), expr, f"{path}[{i}].values")
+            out.append(
+                ast.Requirement(self.word(expr.get("key"), expr, f"{path}[{i}].key"), op, values, span=self.span(expr))
+            )
+        return out
+
+    def cluster_affinity(self, raw: dict[str, Any], name: ast.Word | None, path: str) -> ast.ClusterAffinity:
+        self.known(
+            raw,
+            {"clusterNames", "exclude", "labelSelector", "fieldSelector", "affinityName", "overflowAffinities"},
+            path,
+        )
+        stmts: list[ast.ClusterStmt] = []
+        if raw.get("clusterNames"):
+            stmts.append(
+                ast.ClusterList(
+                    ast.ClusterField.NAMES,
+                    self.words(raw["clusterNames"], raw, f"{path}.clusterNames"),
+                    span=self.span(raw),
+                )
+            )
+        if raw.get("exclude"):
+            stmts.append(
+                ast.ClusterList(
+                    ast.ClusterField.EXCLUDE, self.words(raw["exclude"], raw, f"{path}.exclude"), span=self.span(raw)
+                )
+            )
+        if raw.get("labelSelector") is not None:
+            stmts.append(
+                ast.ClusterSelector(
+                    ast.ClusterField.LABELS,
+                    self.label_selector(raw["labelSelector"], raw, f"{path}.labelSelector"),
+                    span=self.span(raw["labelSelector"]),
+                )
+            )
+        if raw.get("fieldSelector") is not None:
+            fs = self.mapping(raw["fieldSelector"], raw, f"{path}.fieldSelector")
+            reqs = self.expressions(fs.get("matchExpressions"), fs, f"{path}.fieldSelector.matchExpressions")
+            stmts.append(
+                ast.ClusterSelector(
+                    ast.ClusterField.FIELDS, ast.Selector(tuple(reqs), span=self.span(fs)), span=self.span(fs)
+                )
+            )
+        if raw.get("overflowAffinities"):
+            self.warn(raw, f"{path}.overflowAffinities", "overflow affinities are not evaluated (replica division)")
+        return ast.ClusterAffinity(name, tuple(stmts), span=self.span(raw))
+
+    # ------------------------------------------------------------ the policy
+    def policy(self, obj: dict[str, Any]) -> list[ast.Policy]:
+        meta = self.mapping(obj.get("metadata"), obj, "metadata")
+        self.default_line = self.lines.get(id(obj), 0)
+        name = self.word(meta.get("name"), meta, "metadata.name")
+        namespace = meta.get("namespace") if obj.get("kind") == "PropagationPolicy" else None
+        spec = self.mapping(obj.get("spec"), obj, "spec")
+        self.known(spec, _SPEC, "spec")
+        for key in sorted(_NOT_EVALUATED & set(spec)):
+            self.warn(spec, f"spec.{key}", "not evaluated by fleetrules")
+        placement = self.mapping(spec.get("placement"), spec, "spec.placement")
+        self.known(placement, _PLACEMENT, "spec.placement")
+        stmts: list[ast.PolicyStmt] = []
+        if placement.get("clusterAffinity") is not None:
+            stmts.append(
+                self.cluster_affinity(
+                    self.mapping(placement["clusterAffinity"], placement, "clusterAffinity"),
+                    None,
+                    "spec.placement.clusterAffinity",
+                )
+            )
+        for i, term in enumerate(placement.get("clusterAffinities") or []):
+            t = self.mapping(term, placement, f"spec.placement.clusterAffinities[{i}]")
+            stmts.append(
+                self.cluster_affinity(
+                    t,
+                    self.word(t.get("affinityName"), t, f"spec.placement.clusterAffinities[{i}].affinityName"),
+                    f"spec.placement.clusterAffinities[{i}]",
+                )
+            )
+        for i, tol in enumerate(placement.get("clusterTolerations") or []):
+            stmts.append(
+                self.toleration(
+                    self.mapping(tol, placement, f"clusterTolerations[{i}]"), f"spec.placement.clusterTolerations[{i}]"
+                )
+            )
+        for i, sc in enumerate(placement.get("spreadConstraints") or []):
+            stmts += self.spread(
+                self.mapping(sc, placement, f"spreadConstraints[{i}]"), f"spec.placement.spreadConstraints[{i}]"
+            )
+        rs = placement.get("replicaScheduling")
+        if isinstance(rs, dict) and rs.get("replicaSchedulingType", "Divided") != "Duplicated":
+            self.warn(
+                rs,
+                "spec.placement.replicaScheduling",
+                "replica division is not evaluated: placement is computed as Duplicated",
+            )
+        stmts += self.workload_affinity(self.mapping(placement.get("workloadAffinity"), placement, "workloadAffinity"))
+        stmts += self.failover(self.mapping(spec.get("failover"), spec, "spec.failover"))
+        policies = []
+        for index, select in enumerate(self.selects(spec, namespace)):
+            policy_name = name if index == 0 else ast.Word(f"{name.value}-{index + 1}", span=name.span)
+            policies.append(ast.Policy(policy_name, (select, *stmts), span=self.span(obj)))
+        return policies
+
+    def selects(self, spec: dict[str, Any], namespace: str | None) -> list[ast.Select]:
+        """resourceSelectors are OR-ed; those differing only in kind share one select block."""
+        groups: dict[tuple[str, str, str], list[tuple[ast.Word, Any]]] = {}
+        selectors = spec.get("resourceSelectors")
+        if not isinstance(selectors, list) or not selectors:
+            self.fail(spec, "spec.resourceSelectors", "required")
+            return []
+        for i, raw in enumerate(selectors):
+            sel = self.mapping(raw, spec, f"spec.resourceSelectors[{i}]")
+            self.known(
+                sel, {"apiVersion", "kind", "namespace", "name", "labelSelector"}, f"spec.resourceSelectors[{i}]"
+            )
+            ns = sel.get("namespace") or namespace or ""
+            key = (str(ns), str(sel.get("name") or ""), repr(sel.get("labelSelector")))
+            groups.setdefault(key, []).append(
+                (self.word(sel.get("kind"), sel, f"spec.resourceSelectors[{i}].kind"), sel)
+            )
+        out = []
+        for (ns, name, _), members in groups.items():
+            first = members[0][1]
+            stmts: list[ast.SelectStmt] = [
+                ast.SelectList(ast.SelectField.KIND, tuple(dict.fromkeys(k for k, _ in members)), span=self.span(first))
+            ]
+            if ns:
+                stmts.append(
+                    ast.SelectList(
+                        ast.SelectField.NAMESPACE, (ast.Word(ns, span=self.span(first)),), span=self.span(first)
+                    )
+                )
+            if name:
+                stmts.append(
+                    ast.SelectList(
+                        ast.SelectField.NAME, (ast.Word(name, span=self.span(first)),), span=self.span(first)
+                    )
+                )
+            if first.get("labelSelector") is not None:
+                stmts.append(
+                    ast.SelectLabels(
+                        self.label_selector(first["labelSelector"], first, "labelSelector"), span=self.span(first)
+                    )
+                )
+            out.append(ast.Select(tuple(stmts), span=self.span(first)))
+        return out
+
+    def toleration(self, tol: dict[str, Any], path: str) -> ast.Toleration:
+        self.known(tol, {"key", "operator", "value", "effect", "tolerationSeconds"}, path)
+        operator = tol.get("operator") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            self.fail(tol, f"{path}.operator", f"unsupported operator {operator!r} (Lt and Gt are rejected by Karmada)")
+        key = self.word(tol["key"], tol, f"{path}.key") if tol.get("key") else None
+        value = self.word(tol.get("value", ""), tol, f"{path}.value") if operator == "Equal" else None
+        effect = self.word(tol["effect"], tol, f"{path}.effect") if tol.get("effect") else None
+        seconds = tol.get("tolerationSeconds")
+        duration = ast.Duration(int(seconds), span=self.span(tol)) if isinstance(seconds, int) else None
+        return ast.Toleration(key, value, effect, duration, span=self.span(tol))
+
+    def spread(self, sc: dict[str, Any], path: str) -> list[ast.Spread]:
+        self.known(sc, {"spreadByField", "spreadByLabel", "maxGroups", "minGroups"}, path)
+        if sc.get("spreadByLabel"):
+            self.warn(
+                sc, f"{path}.spreadByLabel", "spreadByLabel is not implemented by Karmada's scheduler; not evaluated"
+            )
+            return []
+        field = self.word(sc.get("spreadByField") or "cluster", sc, f"{path}.spreadByField")
+        low = sc.get("minGroups")
+        high = sc.get("maxGroups")
+        return [
+            ast.Spread(
+                field,
+                ast.Number(low, span=self.span(sc)) if isinstance(low, int) else None,
+                ast.Number(high, span=self.span(sc)) if isinstance(high, int) else None,
+                span=self.span(sc),
+            )
+        ]
+
+    def workload_affinity(self, wa: dict[str, Any]) -> list[ast.WorkloadTerm]:
+        self.known(wa, {"affinity", "antiAffinity"}, "spec.placement.workloadAffinity")
+        out = []
+        for field, anti in (("affinity", False), ("antiAffinity", True)):
+            term = self.mapping(wa.get(field), wa, f"workloadAffinity.{field}")
+            if term:
+                key = self.word(
+                    term.get("groupByLabelKey"), term, f"spec.placement.workloadAffinity.{field}.groupByLabelKey"
+                )
+                out.append(ast.WorkloadTerm(False, anti, key, None, None, span=self.span(term)))
+        return out
+
+    def failover(self, fo: dict[str, Any]) -> list[ast.Failover]:
+        self.known(fo, {"application", "cluster"}, "spec.failover")
+        out = []
+        for kind in ("application", "cluster"):
+            block = self.mapping(fo.get(kind), fo, f"spec.failover.{kind}")
+            if fo.get(kind) is None:
+                continue
+            path = f"spec.failover.{kind}"
+            self.known(block, {"decisionConditions", "purgeMode", "gracePeriodSeconds", "statePreservation"}, path)
+            stmts: list[ast.FailoverStmt] = []
+            seconds = self.mapping(block.get("decisionConditions"), block, f"{path}.decisionConditions").get(
+                "tolerationSeconds"
+            )
+            if isinstance(seconds, int):
+                stmts.append(
+                    ast.FailoverToleration(ast.Duration(seconds, span=self.span(block)), span=self.span(block))
+                )
+            if block.get("purgeMode"):
+                stmts.append(
+                    ast.Purge(self.word(block["purgeMode"], block, f"{path}.purgeMode"), span=self.span(block))
+                )
+            if isinstance(block.get("gracePeriodSeconds"), int):
+                stmts.append(
+                    ast.Grace(ast.Duration(block["gracePeriodSeconds"], span=self.span(block)), span=self.span(block))
+                )
+            preservation = self.mapping(block.get("statePreservation"), block, f"{path}.statePreservation")
+            for i, rule in enumerate(preservation.get("rules") or []):
+                r = self.mapping(rule, preservation, f"{path}.statePreservation.rules[{i}]")
+                alias = self.word(r.get("aliasLabelName"), r, f"{path}.statePreservation.rules[{i}].aliasLabelName")
+                stmts.append(
+                    ast.Preserve(
+                        alias,
+                        self.word(r.get("jsonPath"), r, f"{path}.statePreservation.rules[{i}].jsonPath"),
+                        span=self.span(r),
+                    )
+                )
+            out.append(ast.Failover(ast.Word(kind, span=self.span(block)), tuple(stmts), span=self.span(block)))
+        return out
+
+
+def convert_objects(
+    objects: Iterable[tuple[str, Mapping[str, Any]]], lines: Mapping[int, int] | None = None
+) -> tuple[list[ast.Policy], list[Diagnostic]]:
+    problems: list[Diagnostic] = []
+    policies: list[ast.Policy] = []
+    for source, obj in objects:
+        policies += _Converter(source, lines or {}, problems).policy(dict(obj))
+    return policies, problems
+
+
+def policies_from_objects(objects: Iterable[tuple[str, Mapping[str, Any]]]) -> list[ast.Policy]:
+    """Policies from objects found among the facts (their problems were reported when loading)."""
+    return convert_objects(objects)[0]
+
+
+def policy_file(path: Path, shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic]]:
+    """A YAML/JSON file of PropagationPolicies as a rule file; other kinds in it are errors."""
+    loader = _MarkedLoader(text)
+    problems: list[Diagnostic] = []
+    objects: list[tuple[str, Mapping[str, Any]]] = []
+    try:
+        index = 0
+        while loader.check_data():  # type: ignore[no-untyped-call]
+            index += 1
+            document = loader.get_data()
+            if document is None:
+                continue
+            kind = document.get("kind") if isinstance(document, dict) else None
+            if kind not in POLICY_KINDS:
+                line = loader.lines.get(id(document), 1)
+                problems.append(
+                    error(
+                        f"document {index} is a {kind or 'non-object'}, not a PropagationPolicy",
+                        Span(shown, line, 1, line, 2),
+                    )
+                )
+                continue
+            objects.append((shown, document))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problems.append(
+            error(
+                f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
+                Span(shown, line, (mark.column + 1) if mark else 1, line, (mark.column + 2) if mark else 2),
+            )
+        )
+        return None, problems
+    finally:
+        loader.dispose()
+    policies, converted = convert_objects(objects, loader.lines)
+    return ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1)), problems + converted

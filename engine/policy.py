@@ -1,0 +1,276 @@
+"""Policies → engine rules and facts.
+
+A policy is compiled into rules of its own, one per placement statement, so that each rejection
+names the statement that made it (``flink-ha/clusters.labels`` at ``policy.fr:12``). Semantics
+that do not depend on a policy's text — taints against tolerations, workload affinity and
+anti-affinity at cluster level, clusters under eviction — are the built-in rule files in
+``rules/``; this module only feeds them facts (tolerations, instantiated groups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engine import ast, ir
+from engine.compile import Symbols
+from engine.errors import Span
+
+BINDING = "v_b"
+CLUSTER = "v_c"
+_CLUSTER_AFFINITY = "did not match the placement cluster affinity constraint"
+
+
+# ---------------------------------------------------------------- which policy selects a binding
+
+
+def _selector_matches(selector: ast.Selector, labels: Mapping[str, str]) -> bool:
+    for req in selector.requirements:
+        key, values = req.key.value, {v.value for v in req.values}
+        present = key in labels
+        ok = {
+            ast.Op.EQUALS: present and labels.get(key) in values,
+            ast.Op.IN: present and labels.get(key) in values,
+            ast.Op.NOT_EQUALS: not present or labels.get(key) not in values,
+            ast.Op.NOT_IN: not present or labels.get(key) not in values,
+            ast.Op.EXISTS: present,
+            ast.Op.DOES_NOT_EXIST: not present,
+        }[req.op]
+        if not ok:
+            return False
+    return True
+
+
+def specificity(policy: ast.Policy, kind: str, namespace: str, name: str, labels: Mapping[str, str]) -> int:
+    """0 if ``policy`` does not select the workload; else 1 (kind), 2 (labels) or 3 (name).
+
+    The most specific match wins, as Karmada's detector prefers explicit names to label selectors.
+    """
+    selects = [s for s in policy.statements if isinstance(s, ast.Select)]
+    if not selects:
+        return 0
+    select = selects[0]
+    kinds = {w.value for w in select.values(ast.SelectField.KIND)}
+    namespaces = {w.value for w in select.values(ast.SelectField.NAMESPACE)}
+    names = {w.value for w in select.values(ast.SelectField.NAME)}
+    if kind not in kinds or (namespaces and namespace not in namespaces) or (names and name not in names):
+        return 0
+    if not all(_selector_matches(s, labels) for s in select.label_selectors):
+        return 0
+    return 3 if names else 2 if select.label_selectors else 1
+
+
+def select_policy(
+    policies: Sequence[ast.Policy], kind: str, namespace: str, name: str, labels: Mapping[str, str]
+) -> ast.Policy | None:
+    ranked = [(specificity(p, kind, namespace, name, labels), p.name.value, p) for p in policies]
+    matching = [r for r in ranked if r[0] > 0]
+    if not matching:
+        return None
+    return min(matching, key=lambda r: (-r[0], r[1]))[2]
+
+
+@dataclass(frozen=True)
+class Groups:
+    affinity: str = ""
+    anti_affinity: str = ""
+    affinity_topology: str = ""
+    anti_affinity_topology: str = ""
+
+
+def groups(policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
+    """The instantiated groups (detector getWorkloadAffinityGroups): ``key=value`` of the workload's label."""
+    found: dict[bool, tuple[str, str]] = {}
+    for term in policy.statements:
+        if isinstance(term, ast.WorkloadTerm) and not term.preferred and term.key.value in labels:
+            topology = term.topology.value if term.topology else ""
+            found.setdefault(term.anti, (f"{term.key.value}={labels[term.key.value]}", topology))
+    aff, aff_top = found.get(False, ("", ""))
+    anti, anti_top = found.get(True, ("", ""))
+    return Groups(aff, anti, aff_top, anti_top)
+
+
+def tolerations(policy: ast.Policy) -> list[dict[str, str]]:
+    """One ``toleration`` fact per ``tolerate`` statement (fields of corev1.Toleration)."""
+    out = []
+    for t in policy.statements:
+        if isinstance(t, ast.Toleration):
+            out.append(
+                {
+                    "policy": policy.name.value,
+                    "key": t.key.value if t.key else "",
+                    "operator": "Equal" if t.value is not None else "Exists",
+                    "value": t.value.value if t.value else "",
+                    "effect": t.effect.value if t.effect else "",
+                }
+            )
+    return out
+
+
+# ---------------------------------------------------------------- cluster affinity as rules
+
+
+def _message(text: str) -> ir.Message:
+    return ir.Message((text,))
+
+
+def _label_match(req: ast.Requirement, props: Symbols) -> ir.Cond:
+    prop = props.label(req.key.value)
+    values = [v.value for v in req.values]
+    if req.op in (ast.Op.EQUALS, ast.Op.IN):
+        return ir.any_of(*(ir.Test("==", prop, v) for v in values))
+    if req.op in (ast.Op.NOT_EQUALS, ast.Op.NOT_IN):
+        return ir.any_of(ir.Present(prop, False), ir.all_of(*(ir.Test("!=", prop, v) for v in values)))
+    return ir.Present(prop, req.op is ast.Op.EXISTS)
+
+
+def _field_match(req: ast.Requirement, props: Symbols) -> ir.Cond:
+    """fieldSelector on provider/region (label-selector semantics) and zone (matchZones)."""
+    key, values = req.key.value, [v.value for v in req.values]
+    inclusive = req.op in (ast.Op.EQUALS, ast.Op.IN)
+    if key == "zone":
+        flags = [ir.Present(props.flag("zones", v)) for v in values]
+        return ir.any_of(*flags) if inclusive else ir.all_of(*(ir.Present(f.prop, False) for f in flags))
+    if key not in ("provider", "region"):
+        return ir.FALSE  # an unknown field never matches (karmada-reference.md §6.1 case 21)
+    if inclusive:
+        return ir.any_of(*(ir.Test("==", key, v) for v in values))
+    return ir.all_of(*(ir.Test("!=", key, v) for v in values))
+
+
+def _statement_rule(policy: ast.Policy, term: ast.ClusterAffinity, stmt: ast.ClusterStmt, props: Symbols) -> ir.Rule:
+    """A rule rejecting the clusters that fail one statement of a clusters block."""
+    if isinstance(stmt, ast.ClusterList):
+        names = [w.value for w in stmt.values]
+        if stmt.field is ast.ClusterField.EXCLUDE:
+            reject = ir.any_of(*(ir.Test("==", "name", n) for n in names))
+            why = f"{_CLUSTER_AFFINITY} (excluded)"
+        else:
+            reject = ir.all_of(*(ir.Test("!=", "name", n) for n in names))
+            why = f"{_CLUSTER_AFFINITY} (not in clusterNames)"
+    else:
+        match = _label_match if stmt.field is ast.ClusterField.LABELS else _field_match
+        matches = ir.all_of(*(match(r, props) for r in stmt.selector.requirements))
+        optional = frozenset(props.labels.values())
+        reject = ir.negate(matches, optional)
+        selector = "labelSelector" if stmt.field is ast.ClusterField.LABELS else "fieldSelector"
+        why = f"{_CLUSTER_AFFINITY} ({selector})"
+    name = f"{policy.name.value}/clusters"
+    if term.name is not None:
+        name += f" {term.name.value}"
+    return ir.Rule(
+        name=f"{name}.{stmt.field.value}",
+        span=stmt.span,
+        patterns=(
+            ir.Pattern(BINDING, "binding", False, ir.Test("==", "policy", policy.name.value)),
+            ir.Pattern(CLUSTER, "cluster", False, reject),
+        ),
+        actions=(ir.Reject(CLUSTER, BINDING, _message(why)),),
+        term=term.name.value if term.name is not None else None,
+    )
+
+
+# ---------------------------------------------------------------- workload terms as rules
+
+
+def _topology_rules(policy: ast.Policy, term: ast.WorkloadTerm, props: Symbols) -> list[ir.Rule]:
+    """Required terms `within KEY` and preferred terms: joins over placements and their clusters."""
+    name = f"{policy.name.value}/{'prefer ' if term.preferred else ''}workload {term.keyword}"
+    on_policy = ir.Test("==", "policy", policy.name.value)
+    if term.preferred:  # fleetrules extension: peers are workloads with the same label value
+        key = props.label(term.key.value)
+        member_of_group: ir.Cond = ir.Present(key)
+        same_group: ir.Cond = ir.Test("==", key, ir.Ref(BINDING, key))
+    else:  # Karmada: peers are the bindings with the same instantiated group (karmada-reference.md §2.3)
+        key = "anti_affinity_group" if term.anti else "affinity_group"
+        member_of_group = ir.Test("!=", key, "")
+        same_group = ir.Test("==", key, ir.Ref(BINDING, key))
+    peer = ir.all_of(
+        ir.Test("==", "namespace", ir.Ref(BINDING, "namespace")),
+        ir.Test("!=", "binding", ir.Ref(BINDING, "name")),
+        same_group,
+    )
+    if term.topology is None:
+        same_domain: ir.Cond = ir.Test("==", "name", ir.Ref("v_q", "cluster"))
+    else:
+        domain = props.label(term.topology.value)
+        same_domain = ir.Test("==", domain, ir.Ref("v_q", f"C{domain}"))
+    binding = ir.Pattern(BINDING, "binding", False, ir.all_of(on_policy, member_of_group))
+    span = term.span
+    patterns: tuple[ir.Pattern, ...]
+    if term.preferred:
+        assert term.weight is not None
+        weight = term.weight.value if not term.anti else -term.weight.value
+        patterns = (
+            binding,
+            ir.Pattern("v_q", "placement", False, peer),
+            ir.Pattern(CLUSTER, "cluster", False, same_domain),
+        )
+        return [ir.Rule(name, span, patterns, (ir.Prefer(CLUSTER, BINDING, weight),))]
+    sticky = ir.Pattern(
+        "v_m",
+        "member",
+        True,
+        ir.all_of(
+            ir.Test("==", "owner", ir.Ref(BINDING, "id")),
+            ir.Test("==", "field", "clusters"),
+            ir.Test("==", "value", ir.Ref(CLUSTER, "name")),
+        ),
+    )
+    if term.anti:
+        patterns = (
+            binding,
+            ir.Pattern("v_q", "placement", False, peer),
+            ir.Pattern(CLUSTER, "cluster", False, same_domain),
+            sticky,
+        )
+        where = term.topology.value if term.topology else "cluster"
+        why = f"cluster's {where} already has workload with the same anti-affinity group"
+        return [ir.Rule(name, span, patterns, (ir.Reject(CLUSTER, BINDING, _message(why)),))]
+    # affinity within a domain: reject c unless every scheduled peer has a placement in c's domain
+    assert term.topology is not None
+    domain = props.label(term.topology.value)
+    scheduled = ir.Pattern("v_s", "scheduled", False, peer)
+    absent = ir.Pattern(
+        "v_p",
+        "placement",
+        True,
+        ir.all_of(
+            ir.Test("==", "namespace", ir.Ref("v_s", "namespace")),
+            ir.Test("==", "binding", ir.Ref("v_s", "binding")),
+            ir.Test("==", f"C{domain}", ir.Ref(CLUSTER, domain)),
+        ),
+    )
+    patterns = (binding, scheduled, ir.Pattern(CLUSTER, "cluster", False, ir.TRUE), sticky, absent)
+    why = f"ResourceBinding with the same affinity group does not target this {term.topology.value}"
+    return [ir.Rule(name, span, patterns, (ir.Reject(CLUSTER, BINDING, _message(why)),))]
+
+
+def policy_rules(policy: ast.Policy, props: Symbols) -> list[ir.Rule]:
+    rules: list[ir.Rule] = []
+    for stmt in policy.statements:
+        if isinstance(stmt, ast.ClusterAffinity):
+            rules += [_statement_rule(policy, stmt, s, props) for s in stmt.statements]
+        elif isinstance(stmt, ast.WorkloadTerm) and (stmt.preferred or stmt.topology is not None):
+            rules += _topology_rules(policy, stmt, props)
+    return rules
+
+
+def affinity_terms(policy: ast.Policy) -> list[str | None]:
+    """The clusterAffinities term names in order; [None] when the policy has at most a plain block."""
+    names: list[str | None] = [
+        s.name.value for s in policy.statements if isinstance(s, ast.ClusterAffinity) and s.name is not None
+    ]
+    return names or [None]
+
+
+def spread_limits(policy: ast.Policy) -> tuple[int, int | None]:
+    """(minGroups, maxGroups) of the cluster spread constraint; (1, None) when there is none."""
+    for s in policy.statements:
+        if isinstance(s, ast.Spread) and s.field.value == "cluster":
+            return (s.min_groups.value if s.min_groups else 1, s.max_groups.value if s.max_groups else None)
+    return (1, None)
+
+
+def policy_span(policy: ast.Policy) -> Span:
+    return policy.name.span

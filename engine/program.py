@@ -1,0 +1,61 @@
+"""Rule set → one engine program: built-in rules (rules/*.fr), user rules and compiled policies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files
+
+from engine import ast, ir
+from engine.check import check
+from engine.compile import MEMBER, Symbols, compile_rules
+from engine.errors import Diagnostic, RuleError
+from engine.parse import parse
+from engine.policy import policy_rules
+from engine.runtime import Program
+from engine.schema import BUILTIN_FACTS
+
+
+@cache
+def builtin_files() -> tuple[ast.File, ...]:
+    """The built-in rule library, parsed and checked once; it ships as engine.rules."""
+    out = []
+    for entry in sorted(files("engine.rules").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".fr"):
+            out.append(parse(entry.read_text(encoding="utf-8"), f"<builtin>/{entry.name}"))
+    problems = [d for d in check(out) if d.is_error]
+    if problems:
+        raise RuleError(problems)
+    return tuple(out)
+
+
+def builtin_sources() -> dict[str, str]:
+    return {
+        f"<builtin>/{e.name}": e.read_text(encoding="utf-8")
+        for e in files("engine.rules").iterdir()
+        if e.name.endswith(".fr")
+    }
+
+
+def compile_rule_set(
+    policies: Sequence[ast.Policy], rules: Sequence[ast.Rule]
+) -> tuple[list[ir.Rule], Symbols, list[Diagnostic]]:
+    symbols = Symbols()
+    builtin = [r for f in builtin_files() for r in f.rules]
+    compiled, problems = compile_rules(builtin, symbols, builtin=True)
+    user, user_problems = compile_rules(rules, symbols)
+    compiled += user
+    for policy in policies:
+        compiled += policy_rules(policy, symbols)
+    return compiled, symbols, problems + user_problems
+
+
+@cache
+def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...]) -> Program:
+    """The registered engine program for these policies and rules (compiled once per process)."""
+    compiled, symbols, problems = compile_rule_set(policies, rules)
+    if problems:
+        raise RuleError(problems)
+    fact_types = {*BUILTIN_FACTS, MEMBER}
+    fact_types |= {a.fact_type for r in compiled for a in r.actions if isinstance(a, ir.Derive)}
+    return Program(compiled, symbols, fact_types)

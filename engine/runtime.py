@@ -1,0 +1,219 @@
+"""The durable-rules backend: compiled programs, per-evaluation sessions, and what rules decide.
+
+Designed around durable-rules 2.0.28 as measured (shared/spec/durable-rules-notes.md):
+- one Host for the process, since each Host starts threads that never stop; calls are serialised;
+- one ruleset per compiled program, registered once and reused; each evaluation is a session
+  (``sid``) of its own, so evaluations are isolated and can interleave;
+- every fact gets a short explicit id; a 32-bit hash collision (MessageObservedException on an id
+  never used) is retried with a fresh id;
+- every fact type has a rule that accepts it, so no fact is dropped as unhandled;
+- actions only record; errors raised in them are kept and re-raised after the assert, and facts
+  they derive are asserted after the action returns (an assert inside an action can be lost);
+- there is no truth maintenance: each decision keeps the ids of the facts it matched, and
+  retracting a fact withdraws what depended on it, derived facts included.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from durable import engine as durable
+
+from engine import ir
+from engine.compile import Symbols, durable_rule
+
+_HOST: durable.Host | None = None
+_LOCK = threading.RLock()
+_NAMES = itertools.count(1)
+_SIDS = itertools.count(1)
+_SESSIONS: dict[str, Session] = {}
+
+
+def _host() -> durable.Host:
+    global _HOST
+    if _HOST is None:
+        _HOST = durable.Host()
+    return _HOST
+
+
+class EngineError(RuntimeError):
+    """A failure inside the rule engine itself (not bad input): a bug to report."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One action of one rule firing: the rule's index, what it matched, and what it decided."""
+
+    rule: int
+    deps: frozenset[str]
+    binding: str = ""  # the binding fact id (reject, prefer, evict)
+    cluster: str = ""  # the cluster name
+    message: str = ""
+    weight: int = 0
+    kind: str = "reject"  # reject | prefer | evict | derive
+    reason: str = ""
+    matched: tuple[tuple[str, str], ...] = ()  # (alias, fact id), for explanations
+
+
+class Program:
+    """A compiled rule set, registered with the engine once and evaluated many times."""
+
+    def __init__(self, rules: list[ir.Rule], symbols: Symbols, fact_types: Iterable[str]) -> None:
+        self.rules = rules
+        self.symbols = symbols
+        self.name = f"fleetrules_{next(_NAMES)}"
+        definition: dict[str, Any] = {}
+        for index, rule in enumerate(rules):
+            definition[f"r{index}"] = {**durable_rule(rule), "run": self._action(index)}
+        for fact_type in sorted(set(fact_types)):
+            # accepts every fact of the type, and never completes (nothing asserts __never__)
+            definition[f"keep_{fact_type}"] = {
+                "all": [{"m": {"t": fact_type}}, {"n": {"t": "__never__"}}],
+                "run": _no_op,
+            }
+        with _LOCK:
+            _host().set_rulesets({self.name: definition})
+
+    def _action(self, index: int) -> Callable[[Any], None]:
+        def run(c: Any) -> None:
+            session = _SESSIONS.get(str(c.s.sid))
+            if session is not None:
+                session.fire(index, c._m)
+
+        return run
+
+    def session(self) -> Session:
+        return Session(self)
+
+
+def _no_op(c: Any) -> None:
+    return None
+
+
+class Session:
+    """The facts and decisions of one evaluation."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.sid = str(next(_SIDS))
+        self.facts: dict[str, dict[str, Any]] = {}
+        self.decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
+        self.evictions: list[Decision] = []
+        self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
+        self.derived: dict[str, str] = {}  # derived fact id → binding key of its decision list
+        self.pending: list[tuple[str, dict[str, Any], frozenset[str], int]] = []
+        self.errors: list[BaseException] = []
+        self.fired: list[Decision] = []
+        self._ids = itertools.count(1)
+        _SESSIONS[self.sid] = self
+
+    def close(self) -> None:
+        _SESSIONS.pop(self.sid, None)
+
+    # ------------------------------------------------------------ facts
+    def assert_fact(self, fact_type: str, props: dict[str, Any]) -> str:
+        """Assert a fact (and then what rules derive from it); returns its id."""
+        fact_id = self._assert(fact_type, props)
+        self._drain()
+        return fact_id
+
+    def _assert(self, fact_type: str, props: dict[str, Any]) -> str:
+        while True:
+            fact_id = f"{fact_type[:2]}{next(self._ids)}"
+            fact = {**props, "id": fact_id, "t": fact_type, "sid": self.sid}
+            try:
+                with _LOCK:
+                    _host().assert_fact(self.program.name, fact)
+            except durable.MessageObservedException:
+                continue  # the id's hash collides with a stored fact's: take another id
+            except durable.MessageNotHandledException as exc:
+                raise EngineError(f"the engine did not take a {fact_type} fact") from exc
+            self.facts[fact_id] = fact
+            self._raise_errors()
+            return fact_id
+
+    def _drain(self) -> None:
+        while self.pending:
+            fact_type, props, deps, rule = self.pending.pop(0)
+            if not all(d in self.facts for d in deps):
+                continue  # what it was derived from has been retracted meanwhile
+            fact_id = self._assert(fact_type, props)
+            self.derived[fact_id] = ""
+            decision = Decision(rule=rule, deps=deps, kind="derive", message=fact_id)
+            self.fired.append(decision)
+            for dep in deps:
+                self.dependents[dep].add((fact_id, -1))
+
+    def retract(self, fact_id: str) -> None:
+        """Retract a fact, and withdraw every decision and derived fact that depended on it."""
+        fact = self.facts.pop(fact_id, None)
+        if fact is None:
+            return
+        with _LOCK:
+            _host().retract_fact(self.program.name, fact)
+        self._raise_errors()
+        for owner, index in sorted(self.dependents.pop(fact_id, set())):
+            if index == -1:
+                self.retract(owner)
+            else:
+                self._withdraw(owner, fact_id)
+        self._drain()
+
+    def _withdraw(self, binding: str, fact_id: str) -> None:
+        kept = [d for d in self.decisions.get(binding, []) if fact_id not in d.deps]
+        self.decisions[binding] = kept
+        self.evictions = [d for d in self.evictions if fact_id not in d.deps]
+
+    def _raise_errors(self) -> None:
+        if self.errors:
+            error = self.errors[0]
+            self.errors.clear()
+            raise EngineError(f"a rule action failed: {error!r}") from error
+
+    # ------------------------------------------------------------ firing
+    def fire(self, index: int, matched: dict[str, Any]) -> None:
+        try:
+            self._fire(index, {alias: dict(fact) for alias, fact in matched.items()})
+        except Exception as exc:  # durable-rules would swallow it: keep it for _raise_errors
+            self.errors.append(exc)
+
+    def _fire(self, index: int, facts: dict[str, dict[str, Any]]) -> None:
+        rule = self.program.rules[index]
+        deps = frozenset(f["id"] for f in facts.values())
+        matched = tuple(sorted((alias, f["id"]) for alias, f in facts.items()))
+        for action in rule.actions:
+            if isinstance(action, ir.Derive):
+                props = {name: value(facts) for name, value in action.fields}
+                self.pending.append((action.fact_type, copy.deepcopy(props), deps, index))
+                continue
+            binding = facts[action.binding]["id"]
+            cluster = facts[action.cluster]["name"]
+            if isinstance(action, ir.Reject):
+                decision = Decision(index, deps, binding, cluster, action.message.render(facts), matched=matched)
+            elif isinstance(action, ir.Prefer):
+                decision = Decision(index, deps, binding, cluster, weight=action.weight, kind="prefer", matched=matched)
+            else:
+                message = action.message.render(facts)
+                decision = Decision(
+                    index, deps, binding, cluster, message, kind="evict", reason=action.reason, matched=matched
+                )
+                self.evictions.append(decision)
+            if decision.kind != "evict":
+                self.decisions[binding].append(decision)
+            self.fired.append(decision)
+            for dep in deps:
+                self.dependents[dep].add((binding, index))
+
+
+@dataclass
+class Compiled:
+    """A program plus what evaluation needs to know about the rules it came from."""
+
+    program: Program
+    rules: list[ir.Rule] = field(default_factory=list)
