@@ -5,6 +5,7 @@ Every command turns FleetrulesError into rendered diagnostics; a traceback means
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import functools
 import json
@@ -17,10 +18,16 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.errors import Diagnostic, FleetrulesError, UsageError, render
+from engine.ast import File
+from engine.check import did_you_mean
+from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, render
+from engine.evaluate import evaluate
+from engine.facts import load_facts, parse_time
 from engine.fmt import format_file
 from engine.load import display_path, expand, load_rule_set, read_source
 from engine.parse import parse_partial
+from engine.render import explain_text, to_json, to_text, to_yaml
+from engine.results import Result
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -165,3 +172,77 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
         sys.exit(EXIT_PROBLEMS)
     if unformatted and (check_only or show_diff):
         sys.exit(EXIT_PROBLEMS)
+
+
+def _now(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise UsageError(f"--now: {value!r} is not an RFC 3339 time such as 2026-01-02T03:04:05Z") from None
+
+
+def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None) -> Result:
+    rule_set, diagnostics = load_rule_set(rules)
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise RuleError(errors, rule_set.sources)
+    for d in diagnostics:
+        click.echo(render(d, rule_set.sources), err=True)
+    result = evaluate(rule_set, load_facts(facts), _now(now))
+    for d in result.warnings:
+        click.echo(render(d), err=True)
+    return result
+
+
+_FACTS = click.option(
+    "--facts", "facts", multiple=True, required=True, type=click.Path(), help="Fact file or directory (repeatable)."
+)
+_NOW = click.option("--now", help="The evaluation time, RFC 3339 (default: the facts' own times only).")
+
+
+@main.command("eval")
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@_FACTS
+@_NOW
+@click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+@_guarded
+def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, output: str) -> None:
+    """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
+    result = _evaluate(rules, facts, now)
+    click.echo({"json": to_json, "yaml": to_yaml, "text": to_text}[output](result), nl=False)
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@_FACTS
+@_NOW
+@click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
+@click.option("--cluster", required=True, help="The cluster whose decision to explain.")
+@_guarded
+def explain(rules: Sequence[str], facts: Sequence[str], now: str | None, binding: str, cluster: str) -> None:
+    """Show the rules and facts behind one binding's decision about one cluster."""
+    result = _evaluate(rules, facts, now)
+    try:
+        placement = result.placement(binding)
+    except KeyError:
+        known = [p.binding for p in result.placements]
+        hint = did_you_mean(binding, known) or (f"; known: {', '.join(known)}" if known else "")
+        raise UsageError(f"--binding: no placed binding {binding!r}{hint}") from None
+    click.echo(explain_text(placement, cluster), nl=False)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@_guarded
+def convert(paths: Sequence[str]) -> None:
+    """Print PropagationPolicy / ClusterPropagationPolicy YAML as rule-language policies."""
+    rule_set, diagnostics = load_rule_set(paths)
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise RuleError(errors, rule_set.sources)
+    for d in diagnostics:
+        click.echo(render(d, rule_set.sources), err=True)
+    policies = tuple(p for f in rule_set.files for p in f.policies)
+    click.echo(format_file(File(path="<converted>", items=policies)), nl=False)

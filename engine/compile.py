@@ -323,10 +323,53 @@ def _durable_cond(cond: ir.Cond) -> dict[str, Any]:
     return {"$or": [_durable_cond(c) for c in cond.items] or [{"$nex": {"t": 1}}]}
 
 
-def durable_rule(rule: ir.Rule) -> dict[str, Any]:
-    """The ``all`` list of one durable-rules rule (the caller adds ``run``)."""
-    patterns = []
+MAX_VARIANTS = 64
+
+
+def _has_ref(cond: ir.Cond) -> bool:
+    if isinstance(cond, ir.Test):
+        return isinstance(cond.operand, ir.Ref)
+    if isinstance(cond, (ir.AllOf, ir.AnyOf)):
+        return any(_has_ref(c) for c in cond.items)
+    return False
+
+
+def _dnf(cond: ir.Cond) -> list[ir.Cond]:
+    """Alternatives whose ``$or``s hold no join: durable-rules 2.0.28 drops the literal branches of an
+    ``$or`` that mixes literal tests with joins (measured; tests/test_durable_behaviour.py)."""
+    if not _has_ref(cond) or isinstance(cond, (ir.Test, ir.Present)):
+        return [cond]
+    if isinstance(cond, ir.AnyOf):
+        return [alt for c in cond.items for alt in _dnf(c)]
+    assert isinstance(cond, ir.AllOf)
+    alternatives: list[ir.Cond] = [ir.TRUE]
+    for item in cond.items:
+        alternatives = [ir.all_of(a, b) for a in alternatives for b in _dnf(item)]
+    return alternatives
+
+
+def _pattern(alias: str, fact_type: str, cond: ir.Cond) -> dict[str, Any]:
+    body = {"$and": [{"t": fact_type}, _durable_cond(cond)]} if cond != ir.TRUE else {"t": fact_type}
+    return {alias: body}
+
+
+def durable_rules(rule: ir.Rule) -> list[dict[str, Any]]:
+    """The ``all`` lists of the durable-rules rules for ``rule`` (the caller adds ``run``).
+
+    A condition with a join inside an alternative becomes several negated patterns (for ``not``:
+    no fact matches any alternative) or several rules (one per alternative; the session counts a
+    match that several alternatives accept once)."""
+    variants: list[list[dict[str, Any]]] = [[]]
     for p in rule.patterns:
-        cond = {"$and": [{"t": p.fact_type}, _durable_cond(p.cond)]} if p.cond != ir.TRUE else {"t": p.fact_type}
-        patterns.append({f"{p.alias}$not" if p.negated else p.alias: cond})
-    return {"all": patterns}
+        alternatives = _dnf(p.cond)
+        if p.negated:
+            negations = [_pattern(f"{p.alias}_{i}$not", p.fact_type, alt) for i, alt in enumerate(alternatives)]
+            variants = [v + negations for v in variants]
+        else:
+            variants = [v + [_pattern(p.alias, p.fact_type, alt)] for v in variants for alt in alternatives]
+        if len(variants) > MAX_VARIANTS:
+            raise CompileError(
+                f"rule '{rule.name}' has more than {MAX_VARIANTS} alternative matchings; simplify its 'or's",
+                rule.span,
+            )
+    return [{"all": v} for v in variants]

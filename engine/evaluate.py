@@ -231,11 +231,11 @@ class _Evaluation:
     def _fact(self, alias: str, fact_id: str, seen: frozenset[str] = frozenset()) -> FactRef:
         fact = self.session.facts.get(fact_id, {})
         fact_type = str(fact.get("t", "?"))
-        shown = {k: v for k, v in fact.items() if k not in ("id", "t", "sid") and k[:1] not in "LCF"}
-        labels = {key: fact[prop] for key, prop in self.symbols.labels.items() if prop in fact}
+        shown = {k: v for k, v in fact.items() if k not in ("id", "t", "sid") and k[:1] not in "LCF" and v != ""}
+        labels = sorted((key, fact[prop]) for key, prop in self.symbols.labels.items() if prop in fact)
         if labels:
-            shown["labels"] = labels
-        description = ", ".join(f"{k}={v}" for k, v in sorted(shown.items()))
+            shown["labels"] = "{" + ", ".join(f"{k}={v}" for k, v in labels) + "}"
+        description = " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
         derived_by: tuple[Explanation, ...] = ()
         if fact_id in self.session.derived and fact_id not in seen:
             derived_by = tuple(

@@ -26,7 +26,7 @@ from typing import Any
 from durable import engine as durable
 
 from engine import ir
-from engine.compile import Symbols, durable_rule
+from engine.compile import Symbols, durable_rules
 
 _HOST: durable.Host | None = None
 _LOCK = threading.RLock()
@@ -70,7 +70,8 @@ class Program:
         self.name = f"fleetrules_{next(_NAMES)}"
         definition: dict[str, Any] = {}
         for index, rule in enumerate(rules):
-            definition[f"r{index}"] = {**durable_rule(rule), "run": self._action(index)}
+            for variant, body in enumerate(durable_rules(rule)):
+                definition[f"r{index}_{variant}"] = {**body, "run": self._action(index)}
         for fact_type in sorted(set(fact_types)):
             # accepts every fact of the type, and never completes (nothing asserts __never__)
             definition[f"keep_{fact_type}"] = {
@@ -110,6 +111,7 @@ class Session:
         self.pending: list[tuple[str, dict[str, Any], frozenset[str], int]] = []
         self.errors: list[BaseException] = []
         self.fired: list[Decision] = []
+        self.matches: set[tuple[int, frozenset[str]]] = set()
         self._ids = itertools.count(1)
         _SESSIONS[self.sid] = self
 
@@ -186,6 +188,9 @@ class Session:
     def _fire(self, index: int, facts: dict[str, dict[str, Any]]) -> None:
         rule = self.program.rules[index]
         deps = frozenset(f["id"] for f in facts.values())
+        if (index, deps) in self.matches:
+            return  # the same match through another alternative of the rule's conditions
+        self.matches.add((index, deps))
         matched = tuple(sorted((alias, f["id"]) for alias, f in facts.items()))
         for action in rule.actions:
             if isinstance(action, ir.Derive):

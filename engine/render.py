@@ -1,0 +1,103 @@
+"""Results → text for people, JSON and YAML for machines (S7). Output is deterministic: bindings by
+NS/NAME, clusters by name, reasons by rule, source and message."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from engine.results import Explanation, Placement, Result
+
+
+def placement_data(p: Placement) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "binding": p.binding,
+        "policy": p.policy,
+        "clusters": list(p.clusters),
+        "feasible": list(p.feasible),
+        "scores": dict(p.scores),
+        "rejected": {
+            c: [{"rule": r.rule, "source": r.source, "message": r.message} for r in rs] for c, rs in p.rejected.items()
+        },
+        "unschedulable": p.unschedulable,
+    }
+    if p.message:
+        data["message"] = p.message
+    data["previous"] = list(p.previous)
+    if p.affinity_term is not None:
+        data["affinityTerm"] = p.affinity_term
+    return data
+
+
+def result_data(result: Result) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "placements": [placement_data(p) for p in result.placements],
+        "evictions": [e if isinstance(e, dict) else e.to_dict() for e in result.evictions],
+    }
+    if result.unmatched:
+        data["unmatched"] = list(result.unmatched)
+    return data
+
+
+def to_json(result: Result) -> str:
+    return json.dumps(result_data(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_yaml(result: Result) -> str:
+    return yaml.safe_dump(result_data(result), sort_keys=False, allow_unicode=True, width=1000)
+
+
+def to_text(result: Result) -> str:
+    lines: list[str] = []
+    for p in result.placements:
+        lines.append(f"{p.binding}  (policy {p.policy})")
+        if p.unschedulable:
+            lines.append(f"  UNSCHEDULABLE: {p.message}")
+        if p.clusters or not p.unschedulable:
+            lines.append(f"  clusters: {', '.join(p.clusters) or '(none)'}")
+        if p.previous and p.previous != p.clusters:
+            lines.append(f"  previously: {', '.join(p.previous)}")
+        if p.feasible:
+            lines.append("  feasible: " + ", ".join(f"{c} ({p.scores[c]})" for c in p.feasible))
+        if p.rejected:
+            lines.append("  rejected:")
+            for cluster, reasons in p.rejected.items():
+                for r in reasons:
+                    lines.append(f"    {cluster}: {r.message}  [{r.rule} at {r.source}]")
+        lines.append("")
+    for key in result.unmatched:
+        lines.append(f"{key}: no policy selects it")
+    return "\n".join(lines).rstrip("\n") + "\n" if lines else "no bindings\n"
+
+
+def explanation_lines(e: Explanation, indent: str = "  ") -> list[str]:
+    lines = [f"{indent}{e.rule} ({e.source}) {e.action}"]
+    for fact in e.facts:
+        lines.append(f"{indent}  {fact.alias}: {fact.fact_type} {fact.description}")
+        for derivation in fact.derived_by:
+            lines += explanation_lines(derivation, indent + "    ")
+    return lines
+
+
+def explain_text(p: Placement, cluster: str) -> str:
+    if cluster in p.clusters:
+        verdict = f"selected (score {p.scores.get(cluster, 0)})"
+    elif cluster in p.feasible:
+        verdict = f"feasible, not selected (score {p.scores.get(cluster, 0)})"
+    elif cluster in p.rejected:
+        verdict = "rejected"
+    else:
+        verdict = "not a candidate (unknown or deleting cluster)"
+    lines = [f"{p.binding} on {cluster}: {verdict}"]
+    for reason in p.rejected.get(cluster, ()):
+        lines.append(f"  - {reason.message}  [{reason.rule} at {reason.source}]")
+    chains = p.explanations.get(cluster, ())
+    if chains:
+        lines.append("because:")
+        for e in chains:
+            lines += explanation_lines(e)
+    elif cluster not in p.rejected:
+        lines.append("no rule rejected or preferred it")
+    return "\n".join(lines) + "\n"
