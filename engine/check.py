@@ -195,7 +195,7 @@ class _Checker:
         excluded = {w.value for w in term.values(ast.ClusterField.EXCLUDE)}
         for word in term.values(ast.ClusterField.NAMES):
             if word.value in excluded:
-                self.err(f"cluster '{word.value}' is both named and excluded (exclude wins)", word.span)
+                self.warn(f"cluster '{word.value}' is both named and excluded (exclude wins)", word.span)
 
     def toleration(self, tol: ast.Toleration) -> None:
         if tol.key is None:

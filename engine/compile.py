@@ -100,7 +100,7 @@ class _RuleCompiler:
             case ast.Or():
                 return ir.any_of(*(self.condition(e, own, optional) for e in expr.operands))
             case ast.Not():
-                return ir.negate(self.condition(expr.operand, own, optional), frozenset(optional))
+                return ir.negate(self.condition(expr.operand, own, optional))
             case ast.Literal(value=bool() as b):
                 return ir.TRUE if b else ir.FALSE
             case ast.Path():
@@ -111,7 +111,7 @@ class _RuleCompiler:
                 return self.compare(expr, own, optional)
             case ast.Member():
                 cond = self.membership(expr, own, optional)
-                return ir.negate(cond, frozenset(optional)) if expr.negated else cond
+                return ir.negate(cond) if expr.negated else cond
         raise CompileError("this is not a condition (a comparison, membership or true/false)", expr.span)
 
     def compare(self, expr: ast.Compare, own: str, optional: set[str]) -> ir.Cond:
@@ -131,12 +131,11 @@ class _RuleCompiler:
         assert isinstance(left, Resolved)
         if left.list_field:
             raise CompileError(f"'{left.list_field}' is a list: test membership with 'in'", expr.span)
-        if left.optional:
-            optional.add(left.prop)
         value = ir.Ref(right.alias, right.prop) if isinstance(right, Resolved) else right.value
         test = ir.Test(op, left.prop, value)
-        if op == "!=" and left.optional:
-            return ir.any_of(ir.Present(left.prop, False), test)
+        if left.optional and op != "!=":
+            # an absent label equals nothing and orders with nothing; it differs from everything
+            return ir.all_of(ir.present(left.prop), test)
         return test
 
     def membership(self, expr: ast.Member, own: str, optional: set[str]) -> ir.Cond:
@@ -174,7 +173,7 @@ class _RuleCompiler:
         value: ir.Ref | str | int | bool = ir.Ref(item.alias, item.prop) if isinstance(item, Resolved) else item.value
         self.members += 1
         cond = ir.all_of(
-            ir.Test("==", "owner", ir.Ref(target.alias, "id")),
+            ir.Test("==", "owner", ir.Ref(target.alias, "key")),
             ir.Test("==", "field", target.list_field),
             ir.Test("==", "value", value),
         )
@@ -185,6 +184,12 @@ class _RuleCompiler:
         if pattern.negated and fact_type in _CHANGING and not self.builtin:
             raise CompileError(
                 f"'not {fact_type}' is not available in rules: placements change while bindings are placed",
+                pattern.span,
+            )
+        if pattern.negated and fact_type in self.derived:
+            raise CompileError(
+                f"'not {fact_type}' is not available: derived facts arrive during evaluation "
+                "(negation over them needs stratification, which fleetrules does not do yet)",
                 pattern.span,
             )
         self.types[var] = fact_type
@@ -335,8 +340,9 @@ def _has_ref(cond: ir.Cond) -> bool:
 
 
 def _dnf(cond: ir.Cond) -> list[ir.Cond]:
-    """Alternatives whose ``$or``s hold no join: durable-rules 2.0.28 drops the literal branches of an
-    ``$or`` that mixes literal tests with joins (measured; tests/test_durable_behaviour.py)."""
+    """Alternatives whose ``$or``s hold no join: in durable-rules 2.0.28 an ``$or`` with a join loses
+    its literal branches, and one inside an ``$and`` disables the ``$and``'s other joins (measured;
+    tests/test_durable_behaviour.py)."""
     if not _has_ref(cond) or isinstance(cond, (ir.Test, ir.Present)):
         return [cond]
     if isinstance(cond, ir.AnyOf):
@@ -348,25 +354,45 @@ def _dnf(cond: ir.Cond) -> list[ir.Cond]:
     return alternatives
 
 
+def _renamed(cond: ir.Cond, suffix: str) -> ir.Cond:
+    """``cond`` with its joins on the suffixed aliases, and ``!=`` joins as "less or greater":
+    `$neq` against another fact's property crashed durable-rules 2.0.28 (SIGSEGV in
+    reduceExpressionSequence, measured)."""
+    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
+        ref = ir.Ref(cond.operand.alias + suffix, cond.operand.prop)
+        if cond.op == "!=":
+            return ir.AnyOf((ir.Test("<", cond.prop, ref), ir.Test(">", cond.prop, ref)))
+        return ir.Test(cond.op, cond.prop, ref)
+    if isinstance(cond, ir.AllOf):
+        return ir.AllOf(tuple(_renamed(c, suffix) for c in cond.items))
+    if isinstance(cond, ir.AnyOf):
+        return ir.AnyOf(tuple(_renamed(c, suffix) for c in cond.items))
+    return cond
+
+
 def _pattern(alias: str, fact_type: str, cond: ir.Cond) -> dict[str, Any]:
     body = {"$and": [{"t": fact_type}, _durable_cond(cond)]} if cond != ir.TRUE else {"t": fact_type}
     return {alias: body}
 
 
-def durable_rules(rule: ir.Rule) -> list[dict[str, Any]]:
+def durable_rules(rule: ir.Rule, suffix: str = "") -> list[dict[str, Any]]:
     """The ``all`` lists of the durable-rules rules for ``rule`` (the caller adds ``run``).
 
     A condition with a join inside an alternative becomes several negated patterns (for ``not``:
     no fact matches any alternative) or several rules (one per alternative; the session counts a
-    match that several alternatives accept once)."""
+    match that several alternatives accept once).
+
+    Aliases get ``suffix``: rules of one ruleset that reuse an alias with different joins crash
+    durable-rules 2.0.28 (SIGSEGV, measured), so each rule's aliases must be its own."""
     variants: list[list[dict[str, Any]]] = [[]]
-    for p in rule.patterns:
+    for original in rule.patterns:
+        p = ir.Pattern(original.alias + suffix, original.fact_type, original.negated, _renamed(original.cond, suffix))
         alternatives = _dnf(p.cond)
         if p.negated:
             negations = [_pattern(f"{p.alias}_{i}$not", p.fact_type, alt) for i, alt in enumerate(alternatives)]
             variants = [v + negations for v in variants]
         else:
-            variants = [v + [_pattern(p.alias, p.fact_type, alt)] for v in variants for alt in alternatives]
+            variants = [[*v, _pattern(p.alias, p.fact_type, alt)] for v in variants for alt in alternatives]
         if len(variants) > MAX_VARIANTS:
             raise CompileError(
                 f"rule '{rule.name}' has more than {MAX_VARIANTS} alternative matchings; simplify its 'or's",

@@ -14,14 +14,16 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from engine import ast
 from engine.errors import Diagnostic, warning
-from engine.facts import Binding, Cluster, Facts
+from engine.facts import Binding, Cluster, EvictionTask, Facts, Taint
+from engine.ir import ABSENT
 from engine.karmada import policies_from_objects
 from engine.load import RuleSet
-from engine.policy import affinity_terms, groups, select_policy, spread_limits, tolerations
+from engine.policy import Groups, affinity_terms, groups, select_policy, spread_limits, tolerations
 from engine.program import program
 from engine.results import Explanation, FactRef, Placement, Reason, Result
 from engine.runtime import Decision, Program, Session
@@ -44,7 +46,8 @@ class _Evaluation:
 
     # ------------------------------------------------------------ encoding
     def _labels(self, labels: Mapping[str, str], prefix: str = "") -> dict[str, str]:
-        return {f"{prefix}{prop}": labels[key] for key, prop in self.symbols.labels.items() if key in labels}
+        """Every label the program refers to, ABSENT where the object lacks it (see engine.ir.ABSENT)."""
+        return {f"{prefix}{prop}": labels.get(key, ABSENT) for key, prop in self.symbols.labels.items()}
 
     def _flags(self, list_field: str, values: Sequence[str]) -> dict[str, int]:
         present = set(values)
@@ -55,36 +58,28 @@ class _Evaluation:
             self.session.assert_fact("member", {"owner": owner, "field": list_field, "value": value})
 
     def load(self) -> None:
+        """Assert the input facts, those that rules only test for absence first (members, tolerations,
+        tasks, taints), then clusters, then bindings, so that no rule fires on a partial picture."""
         s = self.session
-        for cluster in self.facts.clusters:
-            if cluster.deleting:
-                continue
-            props: dict[str, Any] = {"name": cluster.name, "provider": cluster.provider, "region": cluster.region}
-            props |= (
-                {"ready": cluster.ready == "True"} | self._labels(cluster.labels) | self._flags("zones", cluster.zones)
-            )
-            fact_id = s.assert_fact("cluster", props)
-            self.cluster_ids[cluster.name] = fact_id
-            self._member(fact_id, "zones", cluster.zones)
-            for taint in cluster.taints:
-                display = (
-                    f"{{{taint.key}={taint.value}:{taint.effect}}}"
-                    if taint.value
-                    else f"{{{taint.key}:{taint.effect}}}"
-                )
-                s.assert_fact(
-                    "taint",
-                    {
-                        "cluster": cluster.name,
-                        "key": taint.key,
-                        "value": taint.value,
-                        "effect": taint.effect,
-                        "display": display,
-                    },
-                )
+        live = [c for c in self.facts.clusters if not c.deleting]
+        for cluster in live:
+            self._member(f"c/{cluster.name}", "zones", cluster.zones)
+        for binding in self.facts.bindings:
+            self._member(f"b/{binding.key}", "clusters", binding.cluster_names)
         for policy in self.policies.values():
             for toleration in tolerations(policy):
                 s.assert_fact("cluster_toleration", toleration)
+        for binding in self.facts.bindings:
+            for task in binding.eviction_tasks:
+                s.assert_fact("eviction_task", _task_props(binding, task))
+        for cluster in live:
+            for taint in cluster.taints:
+                s.assert_fact("taint", _taint_props(cluster.name, taint))
+        for cluster in live:
+            props: dict[str, Any] = {"key": f"c/{cluster.name}", "name": cluster.name, "ready": cluster.ready == "True"}
+            props |= {"provider": cluster.provider, "region": cluster.region}
+            props |= self._labels(cluster.labels) | self._flags("zones", cluster.zones)
+            self.cluster_ids[cluster.name] = s.assert_fact("cluster", props)
         for binding in self.facts.bindings:
             self._load_binding(binding)
         for binding in self.facts.bindings:
@@ -96,40 +91,26 @@ class _Evaluation:
             list(self.policies.values()), binding.kind, binding.namespace, binding.resource_name, binding.labels
         )
         self.binding_policy[binding.key] = policy
-        g = groups(policy, binding.labels) if policy is not None else None
+        g = groups(policy, binding.labels) if policy is not None else Groups()
+        if policy is not None and not binding.labels:
+            # no workload manifest: keep the groups recorded on the binding (spec.workloadAffinityGroups)
+            g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
         props: dict[str, Any] = {
+            "key": f"b/{binding.key}",
             "namespace": binding.namespace,
             "name": binding.name,
             "kind": binding.kind,
             "api_version": binding.api_version,
             "replicas": binding.replicas,
             "policy": policy.name.value if policy is not None else "",
-            "affinity_group": g.affinity if g else (binding.affinity_group or ""),
-            "anti_affinity_group": g.anti_affinity if g else (binding.anti_affinity_group or ""),
-            "affinity_topology": g.affinity_topology if g else "",
-            "anti_affinity_topology": g.anti_affinity_topology if g else "",
+            "affinity_group": g.affinity,
+            "anti_affinity_group": g.anti_affinity,
+            "affinity_topology": g.affinity_topology,
+            "anti_affinity_topology": g.anti_affinity_topology,
         }
-        if g is not None and not binding.labels:
-            # no workload manifest: keep the groups recorded on the binding (spec.workloadAffinityGroups)
-            props["affinity_group"] = binding.affinity_group or ""
-            props["anti_affinity_group"] = binding.anti_affinity_group or ""
         props |= self._labels(binding.labels) | self._flags("clusters", binding.cluster_names)
-        fact_id = self.session.assert_fact("binding", props)
-        self.binding_ids[binding.key] = fact_id
+        self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
         self.binding_facts[binding.key] = props
-        self._member(fact_id, "clusters", binding.cluster_names)
-        for task in binding.eviction_tasks:
-            self.session.assert_fact(
-                "eviction_task",
-                {
-                    "namespace": binding.namespace,
-                    "binding": binding.name,
-                    "from_cluster": task.from_cluster,
-                    "purge_mode": task.purge_mode,
-                    "reason": task.reason,
-                    "producer": task.producer,
-                },
-            )
 
     # ------------------------------------------------------------ placements in the engine
     def _place(self, key: str, clusters: Sequence[str]) -> None:
@@ -231,8 +212,9 @@ class _Evaluation:
     def _fact(self, alias: str, fact_id: str, seen: frozenset[str] = frozenset()) -> FactRef:
         fact = self.session.facts.get(fact_id, {})
         fact_type = str(fact.get("t", "?"))
-        shown = {k: v for k, v in fact.items() if k not in ("id", "t", "sid") and k[:1] not in "LCF" and v != ""}
-        labels = sorted((key, fact[prop]) for key, prop in self.symbols.labels.items() if prop in fact)
+        hidden = ("id", "t", "sid", "key")
+        shown = {k: v for k, v in fact.items() if k not in hidden and k[:1] not in "LCF" and v not in ("", ABSENT)}
+        labels = sorted((k, fact[p]) for k, p in self.symbols.labels.items() if fact.get(p, ABSENT) != ABSENT)
         if labels:
             shown["labels"] = "{" + ", ".join(f"{k}={v}" for k, v in labels) + "}"
         description = " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
@@ -272,6 +254,23 @@ class _Evaluation:
         unmatched = tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
         notes: list[Diagnostic] = [warning(f"no policy selects binding {key}", subject=key) for key in unmatched]
         return Result(tuple(placements), (), unmatched, now, tuple(notes))
+
+
+def _task_props(binding: Binding, task: EvictionTask) -> dict[str, Any]:
+    return {
+        "namespace": binding.namespace,
+        "binding": binding.name,
+        "from_cluster": task.from_cluster,
+        "purge_mode": task.purge_mode,
+        "reason": task.reason,
+        "producer": task.producer,
+    }
+
+
+def _taint_props(cluster: str, taint: Taint) -> dict[str, Any]:
+    value = f"={taint.value}" if taint.value else ""
+    display = f"{{{taint.key}{value}:{taint.effect}}}"  # as Karmada's TaintToleration message shows it
+    return {"cluster": cluster, "key": taint.key, "value": taint.value, "effect": taint.effect, "display": display}
 
 
 def evaluate(rules: RuleSet, facts: Facts, now: dt.datetime | None = None) -> Result:

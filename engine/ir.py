@@ -50,6 +50,11 @@ class AnyOf:
 
 Cond = Test | Present | AllOf | AnyOf
 
+# The value of a label or derived field a fact does not have. Every property a program refers to is
+# present on every fact of its type, because durable-rules 2.0.28 fails the assert (error 311) when a
+# join refers to a property the other fact lacks. No Kubernetes label value can contain '<'.
+ABSENT = "<absent>"
+
 TRUE: Cond = AllOf(())
 FALSE: Cond = AnyOf(())
 NEGATED_OP = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -74,16 +79,19 @@ def any_of(*items: Cond) -> Cond:
     return flat[0] if len(flat) == 1 else AnyOf(tuple(flat))
 
 
-def negate(cond: Cond, optional: frozenset[str]) -> Cond:
-    """not ``cond``; a comparison on a property that may be absent also holds when it is absent."""
+def present(prop: str, yes: bool = True) -> Cond:
+    """A label or derived field is set (or not): it is never missing, only ABSENT."""
+    return Test("!=" if yes else "==", prop, ABSENT)
+
+
+def negate(cond: Cond) -> Cond:
     if isinstance(cond, Present):
         return Present(cond.prop, not cond.present)
     if isinstance(cond, Test):
-        flipped = Test(NEGATED_OP[cond.op], cond.prop, cond.operand)
-        return any_of(Present(cond.prop, False), flipped) if cond.prop in optional else flipped
+        return Test(NEGATED_OP[cond.op], cond.prop, cond.operand)
     if isinstance(cond, AllOf):
-        return any_of(*(negate(c, optional) for c in cond.items))
-    return all_of(*(negate(c, optional) for c in cond.items))
+        return any_of(*(negate(c) for c in cond.items))
+    return all_of(*(negate(c) for c in cond.items))
 
 
 # ---------------------------------------------------------------- rules
@@ -149,3 +157,36 @@ class Rule:
     builtin: bool = False
     # for `fleetrules explain`: the source text of the rule or statement
     text: str = field(default="", compare=False)
+
+
+_MISSING = object()
+_COMPARE = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def holds(cond: Cond, fact: dict[str, Any], matched: dict[str, dict[str, Any]]) -> bool:
+    """Evaluate ``cond`` on ``fact`` as durable-rules does (a comparison with an absent property is false)."""
+    if isinstance(cond, Present):
+        return (cond.prop in fact) == cond.present
+    if isinstance(cond, Test):
+        left = fact.get(cond.prop, _MISSING)
+        right = (
+            matched.get(cond.operand.alias, {}).get(cond.operand.prop, _MISSING)
+            if isinstance(cond.operand, Ref)
+            else cond.operand
+        )
+        if left is _MISSING or right is _MISSING:
+            return False
+        try:
+            return bool(_COMPARE[cond.op](left, right))
+        except TypeError:
+            return False
+    if isinstance(cond, AllOf):
+        return all(holds(c, fact, matched) for c in cond.items)
+    return any(holds(c, fact, matched) for c in cond.items)

@@ -120,8 +120,8 @@ def _label_match(req: ast.Requirement, props: Symbols) -> ir.Cond:
     if req.op in (ast.Op.EQUALS, ast.Op.IN):
         return ir.any_of(*(ir.Test("==", prop, v) for v in values))
     if req.op in (ast.Op.NOT_EQUALS, ast.Op.NOT_IN):
-        return ir.any_of(ir.Present(prop, False), ir.all_of(*(ir.Test("!=", prop, v) for v in values)))
-    return ir.Present(prop, req.op is ast.Op.EXISTS)
+        return ir.all_of(*(ir.Test("!=", prop, v) for v in values))
+    return ir.present(prop, req.op is ast.Op.EXISTS)
 
 
 def _field_match(req: ast.Requirement, props: Symbols) -> ir.Cond:
@@ -151,8 +151,7 @@ def _statement_rule(policy: ast.Policy, term: ast.ClusterAffinity, stmt: ast.Clu
     else:
         match = _label_match if stmt.field is ast.ClusterField.LABELS else _field_match
         matches = ir.all_of(*(match(r, props) for r in stmt.selector.requirements))
-        optional = frozenset(props.labels.values())
-        reject = ir.negate(matches, optional)
+        reject = ir.negate(matches)
         selector = "labelSelector" if stmt.field is ast.ClusterField.LABELS else "fieldSelector"
         why = f"{_CLUSTER_AFFINITY} ({selector})"
     name = f"{policy.name.value}/clusters"
@@ -179,7 +178,7 @@ def _topology_rules(policy: ast.Policy, term: ast.WorkloadTerm, props: Symbols) 
     on_policy = ir.Test("==", "policy", policy.name.value)
     if term.preferred:  # fleetrules extension: peers are workloads with the same label value
         key = props.label(term.key.value)
-        member_of_group: ir.Cond = ir.Present(key)
+        member_of_group: ir.Cond = ir.present(key)
         same_group: ir.Cond = ir.Test("==", key, ir.Ref(BINDING, key))
     else:  # Karmada: peers are the bindings with the same instantiated group (karmada-reference.md §2.3)
         key = "anti_affinity_group" if term.anti else "affinity_group"
@@ -212,7 +211,7 @@ def _topology_rules(policy: ast.Policy, term: ast.WorkloadTerm, props: Symbols) 
         "member",
         True,
         ir.all_of(
-            ir.Test("==", "owner", ir.Ref(BINDING, "id")),
+            ir.Test("==", "owner", ir.Ref(BINDING, "key")),
             ir.Test("==", "field", "clusters"),
             ir.Test("==", "value", ir.Ref(CLUSTER, "name")),
         ),

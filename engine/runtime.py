@@ -1,7 +1,8 @@
 """The durable-rules backend: compiled programs, per-evaluation sessions, and what rules decide.
 
 Designed around durable-rules 2.0.28 as measured (shared/spec/durable-rules-notes.md):
-- one Host for the process, since each Host starts threads that never stop; calls are serialised;
+- one Host for the process, without the dispatch threads durable starts (they race the C engine);
+  calls are serialised;
 - one ruleset per compiled program, registered once and reused; each evaluation is a session
   (``sid``) of its own, so evaluations are isolated and can interleave;
 - every fact gets a short explicit id; a 32-bit hash collision (MessageObservedException on an id
@@ -35,10 +36,23 @@ _SIDS = itertools.count(1)
 _SESSIONS: dict[str, Session] = {}
 
 
+class _SynchronousHost(durable.Host):  # type: ignore[misc]
+    """A Host without its dispatch threads.
+
+    durable.Host starts two timer threads that call into the C engine for every ruleset, every
+    0.1-0.5 s, without a lock; racing our asserts they crashed the process (SIGSEGV, intermittent,
+    measured here). fleetrules asserts synchronously (actions run inside assert_fact) and uses no
+    timers or queued events, so it needs neither thread.
+    """
+
+    def _run(self) -> None:
+        return None
+
+
 def _host() -> durable.Host:
     global _HOST
     if _HOST is None:
-        _HOST = durable.Host()
+        _HOST = _SynchronousHost()
     return _HOST
 
 
@@ -68,9 +82,21 @@ class Program:
         self.rules = rules
         self.symbols = symbols
         self.name = f"fleetrules_{next(_NAMES)}"
+        # every field each derived fact type has, so that absent ones can be set to ABSENT
+        self.derived_fields: dict[str, set[str]] = defaultdict(set)
+        for rule in rules:
+            for action in rule.actions:
+                if isinstance(action, ir.Derive):
+                    self.derived_fields[action.fact_type].update(name for name, _ in action.fields)
+        # the `not` patterns of user rules, by fact type: a later fact may falsify an earlier match
+        self.negated: dict[str, list[tuple[int, ir.Pattern]]] = defaultdict(list)
+        for index, rule in enumerate(rules):
+            for pattern in rule.patterns:
+                if pattern.negated and not rule.builtin:
+                    self.negated[pattern.fact_type].append((index, pattern))
         definition: dict[str, Any] = {}
         for index, rule in enumerate(rules):
-            for variant, body in enumerate(durable_rules(rule)):
+            for variant, body in enumerate(durable_rules(rule, f"__{index}")):
                 definition[f"r{index}_{variant}"] = {**body, "run": self._action(index)}
         for fact_type in sorted(set(fact_types)):
             # accepts every fact of the type, and never completes (nothing asserts __never__)
@@ -82,10 +108,12 @@ class Program:
             _host().set_rulesets({self.name: definition})
 
     def _action(self, index: int) -> Callable[[Any], None]:
+        suffix = f"__{index}"
+
         def run(c: Any) -> None:
             session = _SESSIONS.get(str(c.s.sid))
             if session is not None:
-                session.fire(index, c._m)
+                session.fire(index, {alias.removesuffix(suffix): fact for alias, fact in c._m.items()})
 
         return run
 
@@ -108,7 +136,9 @@ class Session:
         self.evictions: list[Decision] = []
         self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
         self.derived: dict[str, str] = {}  # derived fact id → binding key of its decision list
-        self.pending: list[tuple[str, dict[str, Any], frozenset[str], int]] = []
+        # derived facts waiting to be asserted: (type, props, deps, rule, matched)
+        self.pending: list[tuple[str, dict[str, Any], frozenset[str], int, tuple[tuple[str, str], ...]]] = []
+        self.cancelled: set[int] = set()
         self.errors: list[BaseException] = []
         self.fired: list[Decision] = []
         self.matches: set[tuple[int, frozenset[str]]] = set()
@@ -138,16 +168,39 @@ class Session:
                 raise EngineError(f"the engine did not take a {fact_type} fact") from exc
             self.facts[fact_id] = fact
             self._raise_errors()
+            if fact_type in self.program.negated:
+                self._recheck_negations(fact_type, fact)
             return fact_id
+
+    def _recheck_negations(self, fact_type: str, fact: dict[str, Any]) -> None:
+        """durable-rules never takes back an action: withdraw the decisions whose `not` this fact breaks."""
+        for index, pattern in self.program.negated[fact_type]:
+            for decision in [d for d in self.fired if d.rule == index and id(d) not in self.cancelled]:
+                matched = {alias: self.facts.get(fact_id, {}) for alias, fact_id in decision.matched}
+                if ir.holds(pattern.cond, fact, matched):
+                    self._cancel(decision)
+            for pending in [p for p in self.pending if p[3] == index]:
+                matched = {alias: self.facts.get(fact_id, {}) for alias, fact_id in pending[4]}
+                if ir.holds(pattern.cond, fact, matched):
+                    self.pending.remove(pending)
+
+    def _cancel(self, decision: Decision) -> None:
+        self.cancelled.add(id(decision))
+        if decision.kind == "derive":
+            self.retract(decision.message)
+            return
+        kept = self.decisions.get(decision.binding, [])
+        self.decisions[decision.binding] = [d for d in kept if d is not decision]
+        self.evictions = [d for d in self.evictions if d is not decision]
 
     def _drain(self) -> None:
         while self.pending:
-            fact_type, props, deps, rule = self.pending.pop(0)
+            fact_type, props, deps, rule, matched = self.pending.pop(0)
             if not all(d in self.facts for d in deps):
                 continue  # what it was derived from has been retracted meanwhile
             fact_id = self._assert(fact_type, props)
             self.derived[fact_id] = ""
-            decision = Decision(rule=rule, deps=deps, kind="derive", message=fact_id)
+            decision = Decision(rule=rule, deps=deps, kind="derive", message=fact_id, matched=matched)
             self.fired.append(decision)
             for dep in deps:
                 self.dependents[dep].add((fact_id, -1))
@@ -194,8 +247,9 @@ class Session:
         matched = tuple(sorted((alias, f["id"]) for alias, f in facts.items()))
         for action in rule.actions:
             if isinstance(action, ir.Derive):
-                props = {name: value(facts) for name, value in action.fields}
-                self.pending.append((action.fact_type, copy.deepcopy(props), deps, index))
+                props = dict.fromkeys(self.program.derived_fields[action.fact_type], ir.ABSENT)
+                props |= {name: value(facts) for name, value in action.fields}
+                self.pending.append((action.fact_type, copy.deepcopy(props), deps, index, matched))
                 continue
             binding = facts[action.binding]["id"]
             cluster = facts[action.cluster]["name"]

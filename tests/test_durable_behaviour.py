@@ -1,0 +1,75 @@
+"""durable-rules 2.0.28 as measured here; the compiler and runtime are built around these
+(docs/architecture.md, shared/spec/durable-rules-notes.md). Each probe runs in a subprocess,
+since some of them crash the interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+PRELUDE = """
+from durable import engine
+out = []
+def run(name):
+    return lambda c: out.append((name, sorted(f["id"] for f in c._m.values())))
+host = engine.Host()
+def load(rules, facts):
+    host.set_rulesets({"rs": {name: dict(body, run=run(name)) for name, body in rules.items()}})
+    for fact in facts:
+        host.assert_fact("rs", fact)
+    print(sorted(out))
+"""
+
+
+def probe(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_an_or_mixing_a_literal_and_a_join_loses_the_literal_branch() -> None:
+    result = probe(
+        """
+        rule = {"all": [{"b": {"t": "b"}}, {"x": {"$and": [{"t": "x"}, {"$or": [{"k": ""}, {"k": {"b": "k"}}]}]}}]}
+        facts = [{"id": "b", "t": "b", "k": "v"}, {"id": "x1", "t": "x", "k": "v"}, {"id": "x2", "t": "x", "k": ""}]
+        load({"r": rule}, facts)
+        """
+    )
+    assert result.stdout.strip() == "[('r', ['b', 'x1'])]"  # x2 (k == "") should have matched too
+
+
+def test_a_fact_fills_one_pattern_of_a_match() -> None:
+    result = probe(
+        """
+        rule = {"all": [{"c": {"t": "c"}}, {"d": {"$and": [{"t": "c"}, {"n": {"c": "n"}}]}}]}
+        load({"r": rule}, [{"id": "c1", "t": "c", "n": "a"}])
+        """
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_join_on_a_property_the_other_fact_lacks_fails_the_assert() -> None:
+    result = probe(
+        """
+        rule = {"all": [{"b": {"t": "b"}}, {"c": {"$and": [{"t": "c"}, {"$neq": {"r": {"b": "home"}}}]}}]}
+        facts = [{"id": "c1", "t": "c", "r": "eu"}, {"id": "b1", "t": "b", "home": "us"}, {"id": "b2", "t": "b"}]
+        load({"r": rule}, facts)
+        """
+    )
+    # "Could not assert fact, error code: 311": fleetrules sets every referenced property (engine.ir.ABSENT)
+    assert result.returncode == 1 and "error code: 311" in result.stderr
+
+
+def test_the_compiled_workaround_matches() -> None:
+    """`!=` joins compile to two alternatives of `<` and `>`; literal and join branches never mix."""
+    result = probe(
+        """
+        lt = {"all": [{"b": {"t": "b"}}, {"c": {"$and": [{"t": "c"}, {"$lt": {"r": {"b": "home"}}}]}}]}
+        gt = {"all": [{"b": {"t": "b"}}, {"c": {"$and": [{"t": "c"}, {"$gt": {"r": {"b": "home"}}}]}}]}
+        facts = [{"id": "c1", "t": "c", "r": "eu"}, {"id": "c2", "t": "c", "r": "us"}]
+        facts.append({"id": "b1", "t": "b", "home": "us"})
+        load({"lt": lt, "gt": gt}, facts)
+        """
+    )
+    assert result.stdout.strip() == "[('lt', ['b1', 'c1'])]"

@@ -1,0 +1,30 @@
+"""Every example evaluates to its expected output (examples/*/expected.json), from the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import main
+from tests.golden import assert_golden
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/expected.json"))
+
+
+def rule_files(example: Path) -> list[str]:
+    return [str(p.relative_to(ROOT)) for p in sorted(example.iterdir()) if p.suffix in (".fr", ".yaml")]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_example_output(example: Path, in_root: Path) -> None:
+    facts = str((example / "facts").relative_to(ROOT))
+    result = CliRunner().invoke(main, ["eval", *rule_files(example), "--facts", facts, "-o", "json"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert_golden(result.stdout, example / "expected.json")
+
+
+def test_every_example_has_expected_output() -> None:
+    assert {p.name for p in EXAMPLES} >= {"flink-ha", "training-colocation", "flink-checkpoint", "karmada-policy"}

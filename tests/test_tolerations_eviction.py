@@ -1,0 +1,77 @@
+"""S2 taints and tolerations (plugin TaintToleration) and S5's ClusterEviction filter
+(karmada-reference.md §6.2, §4.3 for toleration semantics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import binding, cluster, key, run, workload
+
+TAINT = {"key": "key1", "value": "value1", "effect": "NoSchedule"}
+
+
+def policy(*tolerations: str) -> str:
+    lines = "".join(f"  {t}\n" for t in tolerations)
+    return f"policy p {{\n  select {{ kind Deployment }}\n{lines}}}\n"
+
+
+@pytest.mark.parametrize(
+    ("taints", "tolerations", "feasible"),
+    [
+        ([], [], True),  # no taints
+        ([TAINT], ["tolerate key1 = value1 : NoSchedule"], True),
+        ([TAINT], [], False),
+        ([TAINT], ["tolerate key1 : NoSchedule"], True),  # Exists
+        ([TAINT], ["tolerate key1 = other : NoSchedule"], False),  # value differs
+        ([TAINT], ["tolerate key1 = value1 : NoExecute"], False),  # effect differs
+        ([TAINT], ["tolerate key1 = value1"], True),  # empty effect tolerates every effect
+        ([TAINT], ["tolerate *"], True),  # empty key with Exists tolerates everything
+        ([TAINT], ["tolerate other"], False),
+        ([{"key": "k", "effect": "PreferNoSchedule"}], [], True),  # PreferNoSchedule is ignored
+        ([{"key": "k", "effect": "NoExecute"}], [], False),
+        ([TAINT, {"key": "k2", "effect": "NoExecute"}], ["tolerate key1 : NoSchedule"], False),
+        ([TAINT, {"key": "k2", "effect": "NoExecute"}], ["tolerate key1 : NoSchedule", "tolerate k2"], True),
+    ],
+)
+def test_taint_toleration(tmp_path: Path, taints: list[dict[str, str]], tolerations: list[str], feasible: bool) -> None:
+    result = run(tmp_path, policy(*tolerations), [cluster("cluster1", taints=taints), workload("app")])
+    placement = result.placement(key("app"))
+    assert ("cluster1" in placement.feasible) is feasible
+    if not feasible:
+        assert placement.rejected["cluster1"][0].rule == "taint-toleration"
+
+
+def test_untolerated_taint_message(tmp_path: Path) -> None:
+    result = run(tmp_path, policy(), [cluster("cluster1", taints=[TAINT]), workload("app")])
+    (reason,) = result.placement(key("app")).rejected["cluster1"]
+    assert reason.message == "cluster(s) had untolerated taint {key1=value1:NoSchedule}"
+    assert reason.source == "<builtin>/taint_toleration.fr:5"
+
+
+def test_a_cluster_already_targeted_keeps_passing(tmp_path: Path) -> None:
+    """§6.2: spec.clusters=[cluster1] → Success; the taint manager evicts instead."""
+    facts = [cluster("cluster1", taints=[TAINT]), workload("app"), binding("app", ["cluster1"])]
+    assert run(tmp_path, policy(), facts).placement(key("app")).clusters == ("cluster1",)
+
+
+@pytest.mark.parametrize(("task_cluster", "feasible"), [("cluster1", False), ("cluster2", True)])
+def test_cluster_eviction(tmp_path: Path, task_cluster: str, feasible: bool) -> None:
+    """§6.2 ClusterEviction: a cluster in an eviction task is skipped, even one already targeted."""
+    task = {
+        "fromCluster": task_cluster,
+        "purgeMode": "Gracefully",
+        "reason": "TaintUntolerated",
+        "producer": "TaintManager",
+    }
+    facts = [
+        cluster("cluster1"),
+        cluster("cluster2"),
+        workload("app"),
+        binding("app", ["cluster1"], gracefulEvictionTasks=[task]),
+    ]
+    placement = run(tmp_path, policy(), facts).placement(key("app"))
+    assert ("cluster1" in placement.feasible) is feasible
+    if not feasible:
+        assert [r.message for r in placement.rejected["cluster1"]] == ["cluster(s) is in the process of eviction"]

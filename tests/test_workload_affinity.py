@@ -1,0 +1,175 @@
+"""S3 workload affinity and anti-affinity (karmada-reference.md §2.3 algorithm, §2.5 e2e cases) and
+S6's preferred terms and topology domains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import binding, cluster, key, run, workload
+
+CLUSTERS = [cluster("m1", {"region": "eu"}), cluster("m2", {"region": "us"}), cluster("m3", {"region": "eu"})]
+
+
+def policy(*terms: str, clusters: str = "", namespaces: str = "") -> str:
+    select = f"kind Deployment {namespaces}"
+    body = "".join(f"  {t}\n" for t in terms)
+    block = f"  clusters {{ {clusters} }}\n" if clusters else ""
+    return f"policy p {{\n  select {{ {select} }}\n{block}  spread by cluster max 1\n{body}}}\n"
+
+
+def test_anti_affinity_spreads_a_group(tmp_path: Path) -> None:
+    """§2.5: two workloads of one group with maxGroups 1 land on different clusters."""
+    apps = [workload(n, {"group": "g"}) for n in ("a", "b", "c", "d")]
+    result = run(tmp_path, policy("workload anti-affinity by group"), [*CLUSTERS, *apps])
+    assert [result.placement(key(n)).clusters for n in "abc"] == [("m1",), ("m2",), ("m3",)]
+    fourth = result.placement(key("d"))
+    assert fourth.unschedulable and fourth.clusters == ()
+    assert {r.rule for rs in fourth.rejected.values() for r in rs} == {"workload-anti-affinity"}
+    assert fourth.message == (
+        "0/3 clusters are available: 3 cluster already has workload with the same anti-affinity group group=g."
+    )
+
+
+def test_affinity_co_locates_a_group(tmp_path: Path) -> None:
+    """§2.5: two workloads of one group with maxGroups 1 land on the same cluster; the first is free."""
+    apps = [workload("b", {"group": "g"}), workload("a", {"group": "g"})]
+    facts = [*CLUSTERS, *apps, binding("b", ["m2"])]
+    result = run(tmp_path, policy("workload affinity by group"), facts)
+    # a is placed first (name order) and may go anywhere: it sees b's current placement on m2
+    assert result.placement(key("a")).clusters == ("m2",)
+    assert result.placement(key("b")).clusters == ("m2",)
+
+
+def test_first_workload_of_a_group_is_not_blocked(tmp_path: Path) -> None:
+    result = run(tmp_path, policy("workload affinity by group"), [*CLUSTERS, workload("a", {"group": "g"})])
+    assert result.placement(key("a")).feasible == ("m1", "m2", "m3")
+
+
+def test_groups_are_namespace_scoped(tmp_path: Path) -> None:
+    """§2.5: the same label in two namespaces, both anti-affine, both pinned to X: both schedule on X."""
+    apps = [workload("a", {"group": "g"}, namespace="n1"), workload("a", {"group": "g"}, namespace="n2")]
+    result = run(tmp_path, policy("workload anti-affinity by group", clusters="names m1"), [*CLUSTERS, *apps])
+    assert result.placement(key("a", "n1")).clusters == ("m1",)
+    assert result.placement(key("a", "n2")).clusters == ("m1",)
+
+
+def test_mixed_terms_on_one_cluster(tmp_path: Path) -> None:
+    """§2.5: dep1 affinity on A; dep2 anti on B; dep3 both; all pinned to X → dep1 and one of dep2/dep3."""
+    rules = (
+        "policy aff { select { kind Deployment labels { role = one } } clusters { names m1 }"
+        " spread by cluster max 1 workload affinity by A }\n"
+        "policy anti { select { kind Deployment labels { role = two } } clusters { names m1 }"
+        " spread by cluster max 1 workload anti-affinity by B }\n"
+        "policy both { select { kind Deployment labels { role = three } } clusters { names m1 }"
+        " spread by cluster max 1 workload affinity by A workload anti-affinity by B }\n"
+    )
+    apps = [
+        workload("dep1", {"role": "one", "A": "x"}),
+        workload("dep2", {"role": "two", "B": "y"}),
+        workload("dep3", {"role": "three", "A": "x", "B": "y"}),
+    ]
+    result = run(tmp_path, rules, [*CLUSTERS, *apps])
+    assert result.placement(key("dep1")).clusters == ("m1",)
+    scheduled = [n for n in ("dep2", "dep3") if result.placement(key(n)).clusters == ("m1",)]
+    assert len(scheduled) == 1
+
+
+def test_a_workload_without_the_label_is_unconstrained(tmp_path: Path) -> None:
+    apps = [workload("a", {"group": "g"}), workload("b")]
+    result = run(tmp_path, policy("workload anti-affinity by group", clusters="names m1"), [*CLUSTERS, *apps])
+    assert result.placement(key("b")).clusters == ("m1",)
+
+
+def test_a_cluster_already_targeted_passes(tmp_path: Path) -> None:
+    """§2.3: C ∈ spec.clusters → Success, even when a peer is there too: the scheduler never takes
+    away, through these plugins, what it placed."""
+    apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
+    facts = [*CLUSTERS, *apps, binding("a", ["m1"]), binding("b", ["m1"])]
+    result = run(tmp_path, policy("workload anti-affinity by group"), facts)
+    assert result.placement(key("a")).clusters == ("m1",)
+    assert result.placement(key("b")).clusters == ("m1",)
+    assert "m1" in result.placement(key("b")).feasible
+
+
+def test_peers_eviction_tasks_do_not_count(tmp_path: Path) -> None:
+    """§2.3: only spec.clusters counts; a peer's old copy in an eviction task does not block."""
+    task = {"fromCluster": "m1", "purgeMode": "Gracefully", "reason": "ApplicationFailure", "producer": "x"}
+    apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
+    facts = [*CLUSTERS, *apps, binding("a", ["m2"], gracefulEvictionTasks=[task])]
+    result = run(tmp_path, policy("workload anti-affinity by group", clusters="names m1, m2"), facts)
+    assert result.placement(key("b")).clusters == ("m1",)
+
+
+def test_a_labelled_workload_without_the_term_is_invisible(tmp_path: Path) -> None:
+    """§2.3: a binding whose policy declares no term is not indexed, even with the label."""
+    rules = (
+        "policy with { select { kind Deployment labels { t = yes } } spread by cluster max 1"
+        " workload anti-affinity by group }\n"
+        "policy without { select { kind Deployment labels { t = no } } clusters { names m1 } }\n"
+    )
+    apps = [workload("a", {"group": "g", "t": "no"}), workload("b", {"group": "g", "t": "yes"})]
+    result = run(tmp_path, rules, [*CLUSTERS, *apps])
+    assert result.placement(key("a")).clusters == ("m1",)
+    assert result.placement(key("b")).clusters == ("m1",)
+
+
+def test_deadlock_of_karmada_issue_7479(tmp_path: Path) -> None:
+    """§2.5 issue #7479: A evicted from cluster1 by application failover, B (same affinity group) still
+    there: cluster1 fails ClusterEviction, every other cluster fails WorkloadAffinity. Karmada behaves
+    so; fleetrules reproduces it and says why."""
+    task = {"fromCluster": "m1", "purgeMode": "Gracefully", "reason": "ApplicationFailure", "producer": "x"}
+    apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
+    facts = [*CLUSTERS, *apps, binding("a", [], gracefulEvictionTasks=[task]), binding("b", ["m1"])]
+    result = run(tmp_path, policy("workload affinity by group"), facts)
+    a = result.placement(key("a"))
+    assert a.unschedulable
+    assert [r.rule for r in a.rejected["m1"]] == ["cluster-eviction"]
+    assert [r.rule for r in a.rejected["m2"]] == ["workload-affinity"]
+
+
+def test_anti_affinity_within_a_topology(tmp_path: Path) -> None:
+    """S6 extension: `within region` binds a group to a region, not a cluster."""
+    apps = [workload(n, {"group": "g"}) for n in "abc"]
+    result = run(tmp_path, policy("workload anti-affinity by group within region"), [*CLUSTERS, *apps])
+    assert result.placement(key("a")).clusters == ("m1",)
+    assert result.placement(key("b")).clusters == ("m2",)  # m3 is in a's region
+    assert result.placement(key("c")).unschedulable
+
+
+def test_affinity_within_a_topology(tmp_path: Path) -> None:
+    apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
+    facts = [*CLUSTERS, *apps, binding("a", ["m3"])]
+    result = run(tmp_path, policy("workload affinity by group within region"), facts)
+    assert result.placement(key("b")).feasible == ("m1", "m3")  # the eu clusters
+
+
+def test_preferred_terms_score_and_normalise(tmp_path: Path) -> None:
+    """S6: weights summed per cluster, normalised to 0-100 (InterPodAffinity), anti-affinity subtracts."""
+    apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
+    facts = [*CLUSTERS, *apps, binding("a", ["m1"])]
+    attract = run(tmp_path, policy("prefer workload affinity by group weight 40"), facts)
+    assert attract.placement(key("b")).scores == {"m1": 100, "m2": 0, "m3": 0}
+    assert attract.placement(key("b")).clusters == ("m1",)
+    repel = run(tmp_path, policy("prefer workload anti-affinity by group weight 40 within region"), facts)
+    assert repel.placement(key("b")).scores == {"m1": 0, "m2": 100, "m3": 0}
+    assert repel.placement(key("b")).clusters == ("m2",)
+
+
+def test_locality_keeps_the_current_cluster(tmp_path: Path) -> None:
+    """§5.2 ClusterLocality: 100 for a cluster already in spec.clusters, so placements are stable."""
+    result = run(tmp_path, policy(), [*CLUSTERS, workload("a"), binding("a", ["m3"])])
+    placement = result.placement(key("a"))
+    assert placement.scores == {"m1": 0, "m2": 0, "m3": 100} and placement.clusters == ("m3",)
+
+
+def test_without_spread_every_feasible_cluster_is_selected(tmp_path: Path) -> None:
+    """S8: no replicaScheduling means Duplicated; without spread constraints all feasible clusters."""
+    rules = "policy p { select { kind Deployment } clusters { labels { region = eu } } }\n"
+    assert run(tmp_path, rules, [*CLUSTERS, workload("a")]).placement(key("a")).clusters == ("m1", "m3")
+
+
+def test_too_few_feasible_clusters_for_min_groups(tmp_path: Path) -> None:
+    rules = "policy p { select { kind Deployment } clusters { names m1 } spread by cluster min 2 max 3 }\n"
+    placement = run(tmp_path, rules, [*CLUSTERS, workload("a")]).placement(key("a"))
+    assert placement.unschedulable
+    assert placement.message == "the number of feasible clusters is less than spreadConstraint.MinGroups"
