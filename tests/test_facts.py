@@ -1,0 +1,103 @@
+"""S1 facts: Karmada objects from YAML, with errors naming the file, the document and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import FactError, UsageError, load_facts
+from engine.facts import binding_name
+
+
+def write(tmp_path: Path, text: str, name: str = "facts.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_kubectl_shaped_objects(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """apiVersion: v1
+kind: List
+items:
+- apiVersion: cluster.karmada.io/v1alpha1
+  kind: Cluster
+  metadata: {name: m1, labels: {env: prod}}
+  spec:
+    provider: aws
+    region: eu-west-1
+    zones: [a, b]
+    taints: [{key: k, value: v, effect: NoExecute, timeAdded: "2026-12-01T10:00:00Z"}]
+  status:
+    conditions: [{type: Ready, status: "False", lastTransitionTime: 2026-12-01T09:59:00Z}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, labels: {app: web}}
+""",
+    )
+    facts = load_facts([tmp_path])
+    (cluster,) = facts.clusters
+    assert (cluster.name, cluster.provider, cluster.zones, cluster.ready) == ("m1", "aws", ("a", "b"), "False")
+    assert cluster.taints[0].time_added is not None and cluster.ready_since is not None
+    (binding,) = facts.bindings
+    assert binding.key == "shop/web-deployment" == f"shop/{binding_name('web', 'Deployment')}"
+    assert binding.labels == {"app": "web"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: Cluster\nmetadata: {}\n", "facts.yaml document 1 (Cluster ?): error: metadata.name: required"),
+        (
+            "kind: Cluster\nmetadata: {name: m1, labels: {v: 1}}\n",
+            "metadata.labels.v: label keys and values must be strings",
+        ),
+        ("kind: Cluster\nmetadata: {name: m1}\nspec: {zones: zone-a}\n", "spec.zones: expected a list, found a string"),
+        (
+            "kind: Cluster\nmetadata: {name: m1}\nspec: {taints: [{key: k, effect: Sometimes}]}\n",
+            "unknown taint effect 'Sometimes'",
+        ),
+        (
+            "kind: Cluster\nmetadata: {name: m1}\n---\nkind: Cluster\nmetadata: {name: m1}\n",
+            "facts.yaml document 2 (Cluster m1): error: metadata.name: duplicate Cluster m1 (also in facts.yaml document 1)",
+        ),
+        ("- just\n- a list\n", "expected a Kubernetes object (a mapping), found a list"),
+        ("metadata: {name: x}\n", "kind: required"),
+        ("kind: ResourceBinding\nmetadata: {name: b, namespace: n}\nspec: {}\n", "spec.resource: required"),
+        (
+            "kind: ResourceBinding\nmetadata: {name: b, namespace: n}\nspec:\n  resource: {kind: D, name: d}\n"
+            "status: {aggregatedStatus: [{clusterName: m1, health: Sick}]}\n",
+            "status.aggregatedStatus[0].health: expected Healthy, Unhealthy or Unknown",
+        ),
+        ("a: [unclosed\n", "line 2, column 1: invalid YAML"),
+        (
+            'kind: Cluster\nmetadata: {name: m1}\nstatus:\n  conditions: [{type: Ready, status: "True", lastTransitionTime: yesterday}]\n',
+            "expected an RFC 3339 time",
+        ),
+    ],
+)
+def test_bad_facts_name_file_document_and_field(
+    tmp_path: Path, text: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, text)
+    with pytest.raises(FactError) as caught:
+        load_facts(["facts.yaml"])
+    rendered = str(caught.value)
+    assert message in rendered
+    assert "facts.yaml" in rendered
+
+
+def test_unknown_fields_are_warnings_not_silence(tmp_path: Path) -> None:
+    write(tmp_path, "kind: Cluster\nmetadata: {name: m1}\nspec: {regoin: eu}\n")
+    facts = load_facts([tmp_path])
+    (warning,) = facts.warnings
+    assert "spec.regoin: unknown field, not evaluated; did you mean 'region'?" in warning.message
+
+
+def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file or directory"):
+        load_facts([tmp_path / "nope"])

@@ -1,0 +1,147 @@
+"""Karmada PropagationPolicy YAML as rules (karmada-reference.md §1-§3): translated to the same AST,
+evaluated like DSL policies, printed back as DSL by `fleetrules convert`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine import RuleError, evaluate, load_facts, load_rules
+from engine.cli import main
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "karmada-policy"
+PP = """apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: web
+  namespace: shop
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment}
+  - {apiVersion: apps/v1, kind: StatefulSet}
+  placement:
+    clusterAffinity:
+      labelSelector:
+        matchLabels: {env: prod}
+        matchExpressions:
+        - {key: tier, operator: NotIn, values: [spot]}
+      fieldSelector:
+        matchExpressions:
+        - {key: region, operator: In, values: [eu-west-1]}
+      exclude: [m9]
+    clusterTolerations:
+    - {key: dedicated, operator: Equal, value: web, effect: NoSchedule}
+    - {key: cluster.karmada.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+    spreadConstraints:
+    - {spreadByField: cluster, maxGroups: 1, minGroups: 1}
+    workloadAffinity:
+      antiAffinity: {groupByLabelKey: app.example.com/shard}
+  failover:
+    application:
+      decisionConditions: {tolerationSeconds: 120}
+      purgeMode: Gracefully
+      gracePeriodSeconds: 600
+      statePreservation:
+        rules:
+        - {aliasLabelName: example.com/last, jsonPath: "{.status.last}"}
+"""
+DSL = """policy web {
+  select {
+    kind Deployment, StatefulSet
+    namespace shop
+  }
+  clusters {
+    exclude m9
+    labels { env = prod, tier notin (spot) }
+    fields { region in (eu-west-1) }
+  }
+  tolerate dedicated = web : NoSchedule
+  tolerate cluster.karmada.io/not-ready : NoExecute for 5m
+  spread by cluster min 1 max 1
+  workload anti-affinity by app.example.com/shard
+  failover application {
+    toleration 2m
+    purge Gracefully
+    grace 10m
+    preserve example.com/last = "{.status.last}"
+  }
+}
+"""
+
+
+def test_convert_prints_the_policy_as_dsl(tmp_path: Path) -> None:
+    path = tmp_path / "pp.yaml"
+    path.write_text(PP)
+    result = CliRunner().invoke(main, ["convert", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == DSL
+
+
+def test_a_policy_and_its_dsl_place_alike(tmp_path: Path) -> None:
+    (tmp_path / "pp.yaml").write_text(PP)
+    (tmp_path / "web.fr").write_text(DSL)
+    facts = load_facts(
+        objects=[
+            {"kind": "Cluster", "metadata": {"name": "m1", "labels": {"env": "prod"}}, "spec": {"region": "eu-west-1"}},
+            {
+                "kind": "Cluster",
+                "metadata": {"name": "m2", "labels": {"env": "prod", "tier": "spot"}},
+                "spec": {"region": "eu-west-1"},
+            },
+            {"kind": "Cluster", "metadata": {"name": "m9", "labels": {"env": "prod"}}, "spec": {"region": "eu-west-1"}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a", "namespace": "shop"}},
+        ]
+    )
+    from_yaml = evaluate(load_rules([tmp_path / "pp.yaml"]), facts)
+    from_dsl = evaluate(load_rules([tmp_path / "web.fr"]), facts)
+    assert [p.clusters for p in from_yaml.placements] == [p.clusters for p in from_dsl.placements] == [("m1",)]
+    reasons = from_yaml.placements[0].rejected
+    assert reasons["m9"][0].source == f"{tmp_path}/pp.yaml:12"  # the YAML line of clusterAffinity
+
+
+def test_acceptance_three_clusters_three_bindings_and_a_fourth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 3: anti-affinity over 3 clusters spreads 3 bindings of a group one per cluster; a
+    fourth is unschedulable, and the reason names the anti-affinity term."""
+    monkeypatch.chdir(EXAMPLE.parent.parent)
+    result = evaluate(
+        load_rules(["examples/karmada-policy/propagationpolicy.yaml"]), load_facts(["examples/karmada-policy/facts"])
+    )
+    placed = {p.binding.split("/")[1].split("-")[1]: p.clusters for p in result.placements}
+    assert sorted(c for n in "abc" for c in placed[n]) == ["member1", "member2", "member3"]
+    fourth = result.placement("streaming/pipeline-d-flinkdeployment")
+    assert fourth.unschedulable and fourth.clusters == ()
+    for reasons in fourth.rejected.values():
+        assert [r.rule for r in reasons] == ["workload-anti-affinity"]
+        assert "karmada.io/group=clickstream" in reasons[0].message
+
+
+def test_policies_among_the_facts_are_used(tmp_path: Path) -> None:
+    (tmp_path / "facts.yaml").write_text(
+        PP + "---\nkind: Cluster\nmetadata: {name: m1, labels: {env: prod}}\nspec: {region: eu-west-1}\n"
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a, namespace: shop}\n"
+    )
+    (tmp_path / "none.fr").write_text("")
+    result = evaluate(load_rules([tmp_path / "none.fr"]), load_facts([tmp_path / "facts.yaml"]))
+    assert [(p.policy, p.clusters) for p in result.placements] == [("web", ("m1",))]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("kind: Deployment", "not a PropagationPolicy"),
+        ("resourceSelectors:", "resourceSelectors0:"),
+        ("operator: NotIn", "operator: Gt"),
+    ],
+)
+def test_bad_policy_files(tmp_path: Path, change: str, message: str) -> None:
+    text = (
+        PP.replace("kind: PropagationPolicy", "kind: Deployment")
+        if change == "kind: Deployment"
+        else PP.replace(change, message)
+    )
+    path = tmp_path / "pp.yaml"
+    path.write_text(text)
+    with pytest.raises(RuleError):
+        load_rules([path])
