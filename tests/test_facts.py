@@ -17,7 +17,7 @@ def write(tmp_path: Path, text: str, name: str = "facts.yaml") -> Path:
 
 
 def test_kubectl_shaped_objects(tmp_path: Path) -> None:
-    path = write(
+    write(
         tmp_path,
         """apiVersion: v1
 kind: List
@@ -62,7 +62,8 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
         ),
         (
             "kind: Cluster\nmetadata: {name: m1}\n---\nkind: Cluster\nmetadata: {name: m1}\n",
-            "facts.yaml document 2 (Cluster m1): error: metadata.name: duplicate Cluster m1 (also in facts.yaml document 1)",
+            "facts.yaml document 2 (Cluster m1): error: metadata.name: duplicate Cluster m1 "
+            "(also in facts.yaml document 1)",
         ),
         ("- just\n- a list\n", "expected a Kubernetes object (a mapping), found a list"),
         ("metadata: {name: x}\n", "kind: required"),
@@ -74,7 +75,8 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
         ),
         ("a: [unclosed\n", "line 2, column 1: invalid YAML"),
         (
-            'kind: Cluster\nmetadata: {name: m1}\nstatus:\n  conditions: [{type: Ready, status: "True", lastTransitionTime: yesterday}]\n',
+            "kind: Cluster\nmetadata: {name: m1}\nstatus:\n"
+            '  conditions: [{type: Ready, status: "True", lastTransitionTime: yesterday}]\n',
             "expected an RFC 3339 time",
         ),
     ],
