@@ -355,14 +355,8 @@ def _dnf(cond: ir.Cond) -> list[ir.Cond]:
 
 
 def _renamed(cond: ir.Cond, suffix: str) -> ir.Cond:
-    """``cond`` with its joins on the suffixed aliases, and ``!=`` joins as "less or greater":
-    `$neq` against another fact's property crashed durable-rules 2.0.28 (SIGSEGV in
-    reduceExpressionSequence, measured)."""
     if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
-        ref = ir.Ref(cond.operand.alias + suffix, cond.operand.prop)
-        if cond.op == "!=":
-            return ir.AnyOf((ir.Test("<", cond.prop, ref), ir.Test(">", cond.prop, ref)))
-        return ir.Test(cond.op, cond.prop, ref)
+        return ir.Test(cond.op, cond.prop, ir.Ref(cond.operand.alias + suffix, cond.operand.prop))
     if isinstance(cond, ir.AllOf):
         return ir.AllOf(tuple(_renamed(c, suffix) for c in cond.items))
     if isinstance(cond, ir.AnyOf):
@@ -370,32 +364,68 @@ def _renamed(cond: ir.Cond, suffix: str) -> ir.Cond:
     return cond
 
 
+def _is_guard(cond: ir.Cond) -> bool:
+    """A join other than equality: evaluated in Python, never by durable-rules 2.0.28, whose C join
+    evaluation (reduceExpressionSequence) crashed intermittently on `$neq` and `$lt` joins (measured)."""
+    return isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref) and cond.op != "=="
+
+
 def _pattern(alias: str, fact_type: str, cond: ir.Cond) -> dict[str, Any]:
     body = {"$and": [{"t": fact_type}, _durable_cond(cond)]} if cond != ir.TRUE else {"t": fact_type}
     return {alias: body}
 
 
-def durable_rules(rule: ir.Rule, suffix: str = "") -> list[dict[str, Any]]:
-    """The ``all`` lists of the durable-rules rules for ``rule`` (the caller adds ``run``).
+Guard = tuple[str, ir.Cond]  # (alias, condition on that alias's fact), checked before the action
+
+
+@dataclass(frozen=True)
+class Variant:
+    body: dict[str, Any]  # the durable-rules rule, without "run"
+    guards: tuple[Guard, ...]
+
+
+def _split(cond: ir.Cond) -> tuple[ir.Cond, ir.Cond]:
+    """(what durable-rules tests, what Python tests) of one alternative."""
+    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
+    engine = [c for c in items if not _is_guard(c)]
+    guards = [c for c in items if _is_guard(c)]
+    return ir.all_of(*engine), ir.all_of(*guards)
+
+
+def durable_rules(rule: ir.Rule, suffix: str = "") -> list[Variant]:
+    """The durable-rules rules for ``rule``, with the Python guards of each.
 
     A condition with a join inside an alternative becomes several negated patterns (for ``not``:
     no fact matches any alternative) or several rules (one per alternative; the session counts a
-    match that several alternatives accept once).
+    match that several alternatives accept once). Joins other than equality are guards.
 
-    Aliases get ``suffix``: rules of one ruleset that reuse an alias with different joins crash
-    durable-rules 2.0.28 (SIGSEGV, measured), so each rule's aliases must be its own."""
-    variants: list[list[dict[str, Any]]] = [[]]
-    for original in rule.patterns:
-        p = ir.Pattern(original.alias + suffix, original.fact_type, original.negated, _renamed(original.cond, suffix))
-        alternatives = _dnf(p.cond)
+    Aliases get ``suffix``, so that the rules of one ruleset never share an alias."""
+    variants: list[tuple[list[dict[str, Any]], list[Guard]]] = [([], [])]
+    for p in rule.patterns:
+        alias = p.alias + suffix
+        alternatives = [_split(alt) for alt in _dnf(p.cond)]
         if p.negated:
-            negations = [_pattern(f"{p.alias}_{i}$not", p.fact_type, alt) for i, alt in enumerate(alternatives)]
-            variants = [v + negations for v in variants]
+            if any(guard != ir.TRUE for _, guard in alternatives):
+                raise CompileError(
+                    f"rule '{rule.name}': a 'not' pattern can compare with another fact only by '=='", rule.span
+                )
+            negations = [
+                _pattern(f"{alias}_{i}$not", p.fact_type, _renamed(engine, suffix))
+                for i, (engine, _) in enumerate(alternatives)
+            ]
+            variants = [(body + negations, guards) for body, guards in variants]
         else:
-            variants = [[*v, _pattern(p.alias, p.fact_type, alt)] for v in variants for alt in alternatives]
+            variants = [
+                (
+                    [*body, _pattern(alias, p.fact_type, _renamed(engine, suffix))],
+                    guards + ([(p.alias, guard)] if guard != ir.TRUE else []),
+                )
+                for body, guards in variants
+                for engine, guard in alternatives
+            ]
         if len(variants) > MAX_VARIANTS:
             raise CompileError(
                 f"rule '{rule.name}' has more than {MAX_VARIANTS} alternative matchings; simplify its 'or's",
                 rule.span,
             )
-    return [{"all": v} for v in variants]
+    return [Variant({"all": body}, tuple(guards)) for body, guards in variants]

@@ -43,6 +43,8 @@ class _Evaluation:
         self.placement_ids: dict[str, list[str]] = defaultdict(list)
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
+        self.owned: dict[tuple[str, str], list[str]] = {}  # (owner key, what) → fact ids
+        self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
 
     # ------------------------------------------------------------ encoding
     def _labels(self, labels: Mapping[str, str], prefix: str = "") -> dict[str, str]:
@@ -54,8 +56,8 @@ class _Evaluation:
         return {prop: 1 for (f, value), prop in self.symbols.flags.items() if f == list_field and value in present}
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
-        for value in values:
-            self.session.assert_fact("member", {"owner": owner, "field": list_field, "value": value})
+        ids = [self.session.assert_fact("member", {"owner": owner, "field": list_field, "value": v}) for v in values]
+        self.owned[(owner, list_field)] = ids
 
     def load(self) -> None:
         """Assert the input facts, those that rules only test for absence first (members, tolerations,
@@ -70,11 +72,9 @@ class _Evaluation:
             for toleration in tolerations(policy):
                 s.assert_fact("cluster_toleration", toleration)
         for binding in self.facts.bindings:
-            for task in binding.eviction_tasks:
-                s.assert_fact("eviction_task", _task_props(binding, task))
+            self._tasks(binding)
         for cluster in live:
-            for taint in cluster.taints:
-                s.assert_fact("taint", _taint_props(cluster.name, taint))
+            self._taints(cluster)
         for cluster in live:
             props: dict[str, Any] = {"key": f"c/{cluster.name}", "name": cluster.name, "ready": cluster.ready == "True"}
             props |= {"provider": cluster.provider, "region": cluster.region}
@@ -85,6 +85,33 @@ class _Evaluation:
         for binding in self.facts.bindings:
             if binding.clusters and self.binding_policy[binding.key] is not None:
                 self._place(binding.key, binding.cluster_names)
+
+    def _tasks(self, binding: Binding) -> None:
+        ids = [self.session.assert_fact("eviction_task", _task_props(binding, t)) for t in binding.eviction_tasks]
+        self.owned[(f"b/{binding.key}", "tasks")] = ids
+
+    def _taints(self, cluster: Cluster) -> None:
+        ids = [self.session.assert_fact("taint", _taint_props(cluster.name, t)) for t in cluster.taints]
+        self.owned[(f"c/{cluster.name}", "taints")] = ids
+
+    def _retract_owned(self, owner: str, what: str) -> None:
+        for fact_id in self.owned.pop((owner, what), []):
+            self.session.retract(fact_id)
+
+    # ------------------------------------------------------------ incremental updates (simulation)
+    def update_cluster(self, cluster: Cluster) -> None:
+        """A cluster's taints changed: retract and assert its taint facts only."""
+        self._retract_owned(f"c/{cluster.name}", "taints")
+        self.clusters = {**self.clusters, cluster.name: cluster}
+        self._taints(cluster)
+
+    def update_binding(self, binding: Binding) -> None:
+        """A binding's target or eviction tasks changed: replace those facts only."""
+        owner = f"b/{binding.key}"
+        self._retract_owned(owner, "tasks")
+        self._retract_owned(owner, "clusters")
+        self._member(owner, "clusters", binding.cluster_names)
+        self._tasks(binding)
 
     def _load_binding(self, binding: Binding) -> None:
         policy = select_policy(
@@ -134,7 +161,7 @@ class _Evaluation:
         return {k: v for k, v in self.binding_facts[key].items() if k.startswith("L")}
 
     def _cluster(self, name: str) -> Cluster | None:
-        return next((c for c in self.facts.clusters if c.name == name), None)
+        return self.clusters.get(name)
 
     # ------------------------------------------------------------ decisions
     def _reason(self, decision: Decision) -> Reason:

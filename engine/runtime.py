@@ -27,7 +27,7 @@ from typing import Any
 from durable import engine as durable
 
 from engine import ir
-from engine.compile import Symbols, durable_rules
+from engine.compile import Guard, Symbols, durable_rules
 
 _HOST: durable.Host | None = None
 _LOCK = threading.RLock()
@@ -96,8 +96,8 @@ class Program:
                     self.negated[pattern.fact_type].append((index, pattern))
         definition: dict[str, Any] = {}
         for index, rule in enumerate(rules):
-            for variant, body in enumerate(durable_rules(rule, f"__{index}")):
-                definition[f"r{index}_{variant}"] = {**body, "run": self._action(index)}
+            for number, variant in enumerate(durable_rules(rule, f"__{index}")):
+                definition[f"r{index}_{number}"] = {**variant.body, "run": self._action(index, variant.guards)}
         for fact_type in sorted(set(fact_types)):
             # accepts every fact of the type, and never completes (nothing asserts __never__)
             definition[f"keep_{fact_type}"] = {
@@ -107,13 +107,16 @@ class Program:
         with _LOCK:
             _host().set_rulesets({self.name: definition})
 
-    def _action(self, index: int) -> Callable[[Any], None]:
+    def _action(self, index: int, guards: tuple[Guard, ...]) -> Callable[[Any], None]:
         suffix = f"__{index}"
 
         def run(c: Any) -> None:
             session = _SESSIONS.get(str(c.s.sid))
-            if session is not None:
-                session.fire(index, {alias.removesuffix(suffix): fact for alias, fact in c._m.items()})
+            if session is None:
+                return
+            matched = {alias.removesuffix(suffix): dict(fact) for alias, fact in c._m.items()}
+            if all(ir.holds(cond, matched[alias], matched) for alias, cond in guards):
+                session.fire(index, matched)
 
         return run
 
@@ -232,9 +235,9 @@ class Session:
             raise EngineError(f"a rule action failed: {error!r}") from error
 
     # ------------------------------------------------------------ firing
-    def fire(self, index: int, matched: dict[str, Any]) -> None:
+    def fire(self, index: int, matched: dict[str, dict[str, Any]]) -> None:
         try:
-            self._fire(index, {alias: dict(fact) for alias, fact in matched.items()})
+            self._fire(index, matched)
         except Exception as exc:  # durable-rules would swallow it: keep it for _raise_errors
             self.errors.append(exc)
 
