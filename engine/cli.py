@@ -23,11 +23,13 @@ from engine.check import did_you_mean
 from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, render
 from engine.evaluate import evaluate
 from engine.facts import load_facts, parse_time
+from engine.failover import rfc3339
 from engine.fmt import format_file
 from engine.load import display_path, expand, load_rule_set, read_source
 from engine.parse import parse_partial
 from engine.render import explain_text, to_json, to_text, to_yaml
 from engine.results import Result
+from engine.simulate import Simulator, load_events, timeline_text
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -246,3 +248,26 @@ def convert(paths: Sequence[str]) -> None:
         click.echo(render(d, rule_set.sources), err=True)
     policies = tuple(p for f in rule_set.files for p in f.policies)
     click.echo(format_file(File(path="<converted>", items=policies)), nl=False)
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@_FACTS
+@click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_guarded
+def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str) -> None:
+    """Step failover through time: evictions, placements, deletions and injected labels."""
+    rule_set, diagnostics = load_rule_set(rules)
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise RuleError(errors, rule_set.sources)
+    path = Path(events)
+    if not path.is_file():
+        raise UsageError(f"--events: no such file: {events}")
+    start, timeline = load_events(path)
+    entries = Simulator(rule_set, load_facts(facts), start).run(timeline)
+    if output == "json":
+        click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
+    else:
+        click.echo(timeline_text(entries, start), nl=False)

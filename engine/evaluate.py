@@ -301,10 +301,21 @@ def _taint_props(cluster: str, taint: Taint) -> dict[str, Any]:
 
 
 def evaluate(rules: RuleSet, facts: Facts, now: dt.datetime | None = None) -> Result:
-    """Place every binding the rules' policies select; see the module docstring for the order."""
+    """Place every binding the rules' policies select; see the module docstring for the order.
+
+    With ``now``, also run the failover controllers at that time (S4, S5): the evictions they make,
+    with each binding's clusters afterwards and the labels injected there."""
     policies = (*rules.policies, *policies_from_objects(facts.policies))
     engine_program = program(tuple(policies), tuple(rules.rules))
     result = _Evaluation(engine_program, policies, facts).run(now)
-    return Result(
-        result.placements, result.evictions, result.unmatched, result.now, (*facts.warnings, *result.warnings)
-    )
+    evictions: tuple[Any, ...] = ()
+    if now is not None:
+        from engine.simulate import Simulator  # simulate builds on this module
+
+        simulator = Simulator(rules, facts, now)
+        try:
+            simulator.step()
+        finally:
+            simulator.engine.session.close()
+        evictions = tuple(simulator.evictions())
+    return Result(result.placements, evictions, result.unmatched, now, (*facts.warnings, *result.warnings))

@@ -110,6 +110,8 @@ class ClusterStatus:
     cluster: str
     health: str = "Unknown"  # Healthy | Unhealthy | Unknown
     status: Any = None
+    # fleetrules extension: since when the health has been what it is (Karmada keeps this in memory)
+    since: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -351,7 +353,9 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         health = r.string(item, "health", path) or "Unknown"
         if health not in ("Healthy", "Unhealthy", "Unknown"):
             r.fail(f"{path}.health", f"expected Healthy, Unhealthy or Unknown, found {health!r}")
-        statuses.append(ClusterStatus(r.string(item, "clusterName", path, required=True), health, item.get("status")))
+        r.known(item, {"clusterName", "status", "applied", "appliedMessage", "health", "healthSince"}, path)
+        cluster = r.string(item, "clusterName", path, required=True)
+        statuses.append(ClusterStatus(cluster, health, item.get("status"), r.time(item, "healthSince", path)))
     groups = r.mapping(spec.get("workloadAffinityGroups"), "spec.workloadAffinityGroups")
     namespace = r.string(meta, "namespace", "metadata") or r.string(resource, "namespace", "spec.resource")
     return Binding(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from engine import ast, ir
 from engine.compile import Symbols
@@ -90,20 +91,22 @@ def groups(policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
     return Groups(aff, anti, aff_top, anti_top)
 
 
-def tolerations(policy: ast.Policy) -> list[dict[str, str]]:
-    """One ``toleration`` fact per ``tolerate`` statement (fields of corev1.Toleration)."""
+def tolerations(policy: ast.Policy, seconds: bool = False) -> list[dict[str, Any]]:
+    """One ``cluster_toleration`` fact per ``tolerate`` statement (fields of corev1.Toleration);
+    with ``seconds``, also tolerationSeconds (None when unset), which only the taint manager reads."""
     out = []
     for t in policy.statements:
         if isinstance(t, ast.Toleration):
-            out.append(
-                {
-                    "policy": policy.name.value,
-                    "key": t.key.value if t.key else "",
-                    "operator": "Equal" if t.value is not None else "Exists",
-                    "value": t.value.value if t.value else "",
-                    "effect": t.effect.value if t.effect else "",
-                }
-            )
+            fact: dict[str, Any] = {
+                "policy": policy.name.value,
+                "key": t.key.value if t.key else "",
+                "operator": "Equal" if t.value is not None else "Exists",
+                "value": t.value.value if t.value else "",
+                "effect": t.effect.value if t.effect else "",
+            }
+            if seconds:
+                fact["seconds"] = t.seconds.seconds if t.seconds else None
+            out.append(fact)
     return out
 
 

@@ -1,0 +1,346 @@
+"""Stateful failover (shared/spec/semantics.md S4, S5; karmada-reference.md §3, §4).
+
+Karmada's controllers, one function each, over a world that changes in time: the application
+failover controller and the NoExecute taint manager create graceful eviction tasks, the scheduler
+(the engine, kept alive between steps) places the evicted bindings again, the graceful eviction
+controller removes tasks, and the binding controller creates and deletes the workloads in member
+clusters (Works), deleting before creating for ``Directly`` and injecting preserved labels.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine import ast
+from engine.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint
+from engine.jsonpath import JsonPathError
+from engine.jsonpath import evaluate as jsonpath
+from engine.policy import tolerations
+from engine.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
+
+APP_PRODUCER = "resource-binding-application-failover-controller"
+TAINT_PRODUCER = "TaintManager"
+GRACEFUL_EVICTION_TIMEOUT = 600  # --graceful-eviction-timeout (10m)
+NOT_READY = "cluster.karmada.io/not-ready"
+UNREACHABLE = "cluster.karmada.io/unreachable"
+
+
+@dataclass(frozen=True)
+class Preservation:
+    rules: tuple[tuple[str, str], ...]  # (aliasLabelName, jsonPath)
+    source: str  # FILE:LINE of the failover block
+
+
+@dataclass(frozen=True)
+class Failover:
+    """A policy's failover behaviour, defaults applied (karmada-reference.md §3.2)."""
+
+    app: bool = False
+    toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
+    app_purge: str = "Gracefully"
+    grace_seconds: int | None = DEFAULT_GRACE_PERIOD_SECONDS
+    app_state: Preservation | None = None
+    cluster_purge: str = "Gracefully"
+    cluster_state: Preservation | None = None
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+
+
+def failover_of(policy: ast.Policy) -> Failover:
+    f = Failover(tolerations=tuple(tolerations(policy, seconds=True)))
+    for block in policy.statements:
+        if not isinstance(block, ast.Failover):
+            continue
+        state = tuple((s.alias.value, s.json_path.value) for s in block.statements if isinstance(s, ast.Preserve))
+        preservation = Preservation(state, f"{block.span.file}:{block.span.line}") if state else None
+        purge = next((s.mode.value for s in block.statements if isinstance(s, ast.Purge)), "Gracefully")
+        purge = DEPRECATED_PURGE_MODES.get(purge, purge)
+        if block.kind.value == "application":
+            seconds = next(
+                (s.duration.seconds for s in block.statements if isinstance(s, ast.FailoverToleration)), None
+            )
+            grace = next((s.duration.seconds for s in block.statements if isinstance(s, ast.Grace)), None)
+            f = replace(
+                f,
+                app=True,
+                toleration_seconds=DEFAULT_TOLERATION_SECONDS if seconds is None else seconds,
+                app_purge=purge,
+                grace_seconds=(grace or DEFAULT_GRACE_PERIOD_SECONDS) if purge == "Gracefully" else None,
+                app_state=preservation,
+            )
+        else:
+            f = replace(f, cluster_purge=purge, cluster_state=preservation)
+    return f
+
+
+# ---------------------------------------------------------------- tasks
+
+
+def task_data(task: EvictionTask) -> dict[str, Any]:
+    """A GracefulEvictionTask with Karmada's field names (binding_types.go); unset fields omitted."""
+    data: dict[str, Any] = {"fromCluster": task.from_cluster, "purgeMode": task.purge_mode}
+    if task.replicas is not None:
+        data["replicas"] = task.replicas
+    data |= {"reason": task.reason, "message": task.message, "producer": task.producer}
+    if task.grace_period_seconds is not None:
+        data["gracePeriodSeconds"] = task.grace_period_seconds
+    if task.suppress_deletion is not None:
+        data["suppressDeletion"] = task.suppress_deletion
+    if task.preserved_label_state:
+        data["preservedLabelState"] = dict(sorted(task.preserved_label_state.items()))
+    if task.clusters_before_failover:
+        data["clustersBeforeFailover"] = list(task.clusters_before_failover)
+    if task.creation_timestamp is not None:
+        data["creationTimestamp"] = rfc3339(task.creation_timestamp)
+    return data
+
+
+def rfc3339(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def task_problems(task: EvictionTask) -> list[str]:
+    """The GracefulEvictionTask validation (kubebuilder markers of binding_types.go)."""
+    problems = []
+    if not 1 <= len(task.reason) <= 32 or not re.fullmatch(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?", task.reason):
+        problems.append(f"reason {task.reason!r} must be CamelCase, 1 to 32 characters")
+    if len(task.message) > 1024:
+        problems.append("message must be at most 1024 characters")
+    if task.grace_period_seconds is not None and task.suppress_deletion is not None:
+        problems.append("gracePeriodSeconds cannot be set with suppressDeletion")
+    if not task.producer:
+        problems.append("producer is required")
+    return problems
+
+
+class PreservationError(Exception):
+    """A state preservation rule could not be evaluated: no task is built (Karmada cancels the eviction)."""
+
+
+def preserved_state(preservation: Preservation, status: ClusterStatus | None) -> dict[str, str]:
+    """BuildPreservedLabelState: each JSONPath on the workload's status in the cluster being left."""
+    if status is None or status.status is None:
+        raise PreservationError("the workload's status in that cluster is missing (status.aggregatedStatus)")
+    out = {}
+    for alias, path in preservation.rules:
+        try:
+            out[alias] = jsonpath(path, status.status).strip()
+        except JsonPathError as exc:
+            raise PreservationError(f"{alias} from {path}: {exc}") from None
+    return out
+
+
+# ---------------------------------------------------------------- the world and its controllers
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing that happened, for the timeline and for `eval`'s evictions."""
+
+    time: dt.datetime
+    # evicted | eviction-failed | scheduled | unschedulable | work-created | work-deleted | labels
+    # | task-removed | and the events: health | taint | untaint | ready
+    kind: str
+    binding: str
+    cluster: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"time": rfc3339(self.time), "event": self.kind, "binding": self.binding}
+        if self.cluster:
+            out["cluster"] = self.cluster
+        return out | dict(self.detail)
+
+
+@dataclass
+class World:
+    now: dt.datetime
+    clusters: dict[str, Cluster]
+    bindings: dict[str, Binding]
+    failover: dict[str, Failover]  # binding key → its policy's failover behaviour
+    works: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # binding → cluster → injected labels
+    unhealthy_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
+    health_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)  # from the facts (extension)
+
+    def health(self, binding: Binding, cluster: str) -> ClusterStatus | None:
+        return next((s for s in binding.aggregated_status if s.cluster == cluster), None)
+
+
+def _evict(world: World, binding: Binding, cluster: str, task: EvictionTask) -> Binding:
+    """ResourceBindingSpec.GracefulEvictCluster: remove the target; add a task unless one exists."""
+    if cluster not in binding.cluster_names:
+        return binding
+    target = next(t for t in binding.clusters if t.name == cluster)
+    clusters = tuple(t for t in binding.clusters if t.name != cluster)
+    if any(t.from_cluster == cluster for t in binding.eviction_tasks):
+        return replace(binding, clusters=clusters)
+    task = replace(task, replicas=target.replicas if target.replicas > 0 else None)
+    return replace(binding, clusters=clusters, eviction_tasks=(*binding.eviction_tasks, task))
+
+
+def _task(world: World, binding: Binding, cluster: str, app: bool) -> EvictionTask:
+    f = world.failover[binding.key]
+    state = f.app_state if app else f.cluster_state
+    preserved = preserved_state(state, world.health(binding, cluster)) if state else {}
+    if app:
+        return EvictionTask(
+            creation_timestamp=world.now,
+            from_cluster=cluster,
+            purge_mode=f.app_purge,
+            reason="ApplicationFailure",
+            message=f"application unhealthy in {cluster} for longer than {f.toleration_seconds}s",
+            producer=APP_PRODUCER,
+            grace_period_seconds=f.grace_seconds if f.app_purge == "Gracefully" else None,
+            suppress_deletion=True if f.app_purge == "Never" else None,
+            preserved_label_state=preserved,
+            clusters_before_failover=binding.cluster_names if state else (),
+        )
+    return EvictionTask(
+        creation_timestamp=world.now,
+        from_cluster=cluster,
+        purge_mode=f.cluster_purge,
+        reason="TaintUntolerated",
+        message=f"cluster {cluster} has a NoExecute taint the placement does not tolerate",
+        producer=TAINT_PRODUCER,
+        preserved_label_state=preserved,
+    )
+
+
+def application_failover(world: World) -> Iterator[tuple[str, str, bool]]:
+    """(binding, cluster, app=True) for each workload Unhealthy for longer than tolerationSeconds (§4.4)."""
+    for key, binding in sorted(world.bindings.items()):
+        f = world.failover.get(key)
+        if f is None or not f.app:
+            continue
+        tasks = {t.from_cluster for t in binding.eviction_tasks}
+        for status in binding.aggregated_status:
+            seen = (key, status.cluster)
+            if status.health != "Unhealthy" or status.cluster in tasks:
+                world.unhealthy_since.pop(seen, None)
+                continue
+            since = world.unhealthy_since.setdefault(seen, world.health_since.get(seen, world.now))
+            if status.cluster in binding.cluster_names and world.now > since + dt.timedelta(
+                seconds=f.toleration_seconds
+            ):
+                yield key, status.cluster, True
+
+
+def _tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
+    return (
+        toleration["effect"] in ("", taint.effect)
+        and toleration["key"] in ("", taint.key)
+        and (toleration["operator"] == "Exists" or toleration["value"] == taint.value)
+    )
+
+
+def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool | dt.datetime:
+    """needEvictionWithCurrentTime (§4.3): True (evict now), False (never), or when to look again."""
+    taints = [t for t in cluster.taints if t.effect == "NoExecute"]
+    if not taints:
+        return False
+    used = []
+    for taint in taints:
+        match = next((t for t in f.tolerations if _tolerates(t, taint)), None)
+        if match is None:
+            return True
+        used.append((taint, match))
+    triggers = [
+        taint.time_added + dt.timedelta(seconds=int(tol["seconds"]))
+        for taint, tol in used
+        if tol.get("seconds") is not None and taint.time_added is not None
+    ]
+    if not triggers:
+        return False
+    earliest = min(triggers)
+    return True if earliest < now else earliest
+
+
+def taint_manager(world: World) -> Iterator[tuple[str, str, bool]]:
+    for key, binding in sorted(world.bindings.items()):
+        f = world.failover.get(key)
+        if f is None:
+            continue
+        for name in binding.cluster_names:
+            cluster = world.clusters.get(name)
+            if cluster is not None and taint_eviction_due(f, cluster, world.now) is True:
+                yield key, name, False
+
+
+def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[EvictionTask]]:
+    """assessEvictionTasks (§4.2): stamp new tasks; drop those timed out or whose new clusters are healthy."""
+    kept: list[EvictionTask] = []
+    dropped: list[EvictionTask] = []
+    healthy = all((s := world.health(binding, c)) is not None and s.health == "Healthy" for c in binding.cluster_names)
+    for task in binding.eviction_tasks:
+        if task.creation_timestamp is None or task.creation_timestamp == world.now:
+            # first sight: stamped, never assessed in the same pass (karmada-reference.md §7.2 quirk 10)
+            kept.append(replace(task, creation_timestamp=task.creation_timestamp or world.now))
+            continue
+        timeout = task.grace_period_seconds if task.grace_period_seconds is not None else GRACEFUL_EVICTION_TIMEOUT
+        if task.suppress_deletion is not None:
+            (kept if task.suppress_deletion else dropped).append(task)
+        elif world.now > task.creation_timestamp + dt.timedelta(seconds=timeout) or healthy:
+            dropped.append(task)  # timed out (strictly), or every new cluster is Healthy (vacuous if none)
+        else:
+            kept.append(task)
+    return replace(binding, eviction_tasks=tuple(kept)), dropped
+
+
+def injected_labels(binding: Binding, cluster: str) -> dict[str, str]:
+    """injectReservedLabelState (§4.5): the newest task's state, for a single new Directly target."""
+    if len(binding.clusters) != 1 or not binding.eviction_tasks:
+        return {}
+    task = binding.eviction_tasks[-1]
+    if task.purge_mode != "Directly" or cluster in task.clusters_before_failover:
+        return {}
+    return dict(task.preserved_label_state)
+
+
+def binding_controller(world: World, key: str) -> list[Entry]:
+    """Which clusters keep a Work (§4.6): delete orphans, then create and label the targets."""
+    binding = world.bindings[key]
+    works = world.works.setdefault(key, {})
+    existing = set(binding.cluster_names) | {
+        t.from_cluster for t in binding.eviction_tasks if t.purge_mode != "Directly"
+    }
+    entries = []
+    for cluster in sorted(set(works) - existing):
+        del works[cluster]
+        entries.append(Entry(world.now, "work-deleted", key, cluster))
+    for cluster in binding.cluster_names:
+        labels = injected_labels(binding, cluster)
+        if cluster not in works:
+            works[cluster] = labels
+            detail = {"injectedLabels": labels} if labels else {}
+            entries.append(Entry(world.now, "work-created", key, cluster, detail))
+        elif works[cluster] != labels:
+            works[cluster] = labels
+            entries.append(Entry(world.now, "labels", key, cluster, {"injectedLabels": labels}))
+    return entries
+
+
+def fail_over(world: World) -> tuple[list[Entry], set[str]]:
+    """Run both failover controllers at ``world.now``; returns what happened and the bindings evicted."""
+    entries: list[Entry] = []
+    evicted: set[str] = set()
+    for key, cluster, app in [*application_failover(world), *taint_manager(world)]:
+        binding = world.bindings[key]
+        if cluster not in binding.cluster_names:
+            continue  # both controllers chose it: the first eviction stands
+        try:
+            task = _task(world, binding, cluster, app)
+        except PreservationError as exc:
+            f = world.failover[key]
+            source = f.app_state if app else f.cluster_state
+            detail = {"error": f"state preservation failed: {exc}", "source": source.source if source else ""}
+            entries.append(Entry(world.now, "eviction-failed", key, cluster, detail))
+            continue
+        world.bindings[key] = _evict(world, binding, cluster, task)
+        evicted.add(key)
+        entries.append(
+            Entry(world.now, "evicted", key, cluster, {"task": task_data(world.bindings[key].eviction_tasks[-1])})
+        )
+    return entries, evicted

@@ -1,0 +1,159 @@
+"""S4 failover triggers and S5 eviction tasks, state preservation and injection
+(karmada-reference.md §3-§4, §6.3-§6.8), through `fleetrules simulate` and `eval --now`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from engine import evaluate, load_facts, load_rules
+from engine.cli import main
+from engine.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
+from engine.failover import World, graceful_eviction, injected_labels, task_problems
+from tests.golden import assert_golden
+
+EXAMPLE = Path("examples/flink-checkpoint")
+EVENTS = EXAMPLE / "events" / "job-fails.yaml"
+T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
+
+
+def simulate(rules: Path, *extra: str) -> str:
+    result = CliRunner().invoke(
+        main, ["simulate", str(rules), "--facts", str(EXAMPLE / "facts"), "--events", str(EVENTS), *extra]
+    )
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("mode", ["directly", "gracefully", "never"])
+def test_purge_mode_timelines(mode: str, in_root: Path) -> None:
+    assert_golden(simulate(EXAMPLE / "modes" / f"{mode}.fr"), EXAMPLE / "modes" / f"{mode}.timeline")
+
+
+def _timeline(mode: str) -> list[dict[str, Any]]:
+    data = json.loads(simulate(EXAMPLE / "modes" / f"{mode}.fr", "-o", "json"))
+    return [e for e in data["timeline"] if e.get("binding") == "streaming/fraud-detector-flinkdeployment"]
+
+
+def test_directly_deletes_first_and_injects_the_checkpoint(in_root: Path) -> None:
+    events = _timeline("directly")
+    evicted = next(e for e in events if e["event"] == "evicted")
+    task = evicted["task"]
+    assert task["purgeMode"] == "Directly" and task["reason"] == "ApplicationFailure"
+    assert (
+        task["preservedLabelState"]["karmada.io/failover-flink-checkpoint"]
+        == "s3://flink-state/fraud-detector/chk-4711"
+    )
+    assert task["clustersBeforeFailover"] == ["member1"] and task["creationTimestamp"] == "2026-12-02T10:02:01Z"
+    assert "gracePeriodSeconds" not in task and "suppressDeletion" not in task
+    order = [(e["event"], e.get("cluster")) for e in events]
+    assert order.index(("work-deleted", "member1")) < order.index(("work-created", "member2"))
+    created = next(e for e in events if e["event"] == "work-created")
+    assert created["injectedLabels"] == task["preservedLabelState"]
+
+
+def test_gracefully_keeps_the_old_workload_until_the_new_one_is_healthy(in_root: Path) -> None:
+    events = _timeline("gracefully")
+    task = next(e for e in events if e["event"] == "evicted")["task"]
+    assert task["gracePeriodSeconds"] == 600 and "suppressDeletion" not in task
+    healthy = next(e["time"] for e in events if e["event"] == "health" and e.get("health") == "Healthy")
+    deleted = next(e["time"] for e in events if e["event"] == "work-deleted" and e["cluster"] == "member1")
+    assert deleted == healthy == "2026-12-02T10:06:00Z"
+    assert not any("injectedLabels" in e for e in events if e["event"] == "work-created")  # never injected
+
+
+def test_never_suppresses_deletion(in_root: Path) -> None:
+    events = _timeline("never")
+    task = next(e for e in events if e["event"] == "evicted")["task"]
+    assert task["suppressDeletion"] is True and "gracePeriodSeconds" not in task
+    assert not any(e["event"] == "work-deleted" and e["cluster"] == "member1" for e in events)
+
+
+def test_eval_now_reports_the_eviction_and_the_injection(in_root: Path) -> None:
+    facts = load_facts([EXAMPLE / "facts"])
+    statuses = [ClusterStatus("member1", "Unhealthy", facts.bindings[0].aggregated_status[0].status, T0)]
+    from dataclasses import replace
+
+    facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=tuple(statuses)),))
+    rules = load_rules([EXAMPLE / "policy.fr"])
+    assert evaluate(rules, facts, T0 + dt.timedelta(seconds=120)).evictions == ()  # strictly more than 2m
+    (eviction,) = evaluate(rules, facts, T0 + dt.timedelta(seconds=121)).evictions
+    assert eviction["event"] == "evicted" and eviction["clusters"] == ["member2"]
+    assert eviction["injectedLabels"]["member2"]["karmada.io/failover-jobid"] == "5f1c2a9e"
+
+
+def test_a_missing_jsonpath_key_is_an_error_in_the_output(tmp_path: Path, in_root: Path) -> None:
+    """S5: a missing key means no task is built, and the output names the rule, path and binding."""
+    text = (EXAMPLE / "facts" / "fraud-detector.yaml").read_text().replace("lastCheckpoint:", "previousCheckpoint:")
+    (tmp_path / "fraud-detector.yaml").write_text(text)
+    (tmp_path / "clusters.yaml").write_text((EXAMPLE / "facts" / "clusters.yaml").read_text())
+    result = CliRunner().invoke(
+        main, ["simulate", str(EXAMPLE / "policy.fr"), "--facts", str(tmp_path), "--events", str(EVENTS)]
+    )
+    assert result.exit_code == 0, result.stderr
+    (failed,) = [line for line in result.stdout.splitlines() if "eviction-failed" in line][:1]
+    assert "streaming/fraud-detector-flinkdeployment @ member1" in failed
+    assert "karmada.io/failover-flink-checkpoint from {.jobStatus.checkpointInfo.lastCheckpoint}" in failed
+    assert "lastCheckpoint is not found" in failed and "source=examples/flink-checkpoint/policy.fr:" in failed
+    assert "evicted" not in result.stdout  # no task was built
+
+
+def _binding(tasks: tuple[EvictionTask, ...], clusters: tuple[str, ...] = ("m2",), health: str = "Unknown") -> Binding:
+    return Binding(
+        "ns", "b", "Deployment",
+        clusters=tuple(TargetCluster(c) for c in clusters),
+        eviction_tasks=tasks,
+        aggregated_status=tuple(ClusterStatus(c, health) for c in clusters),
+    )  # fmt: skip
+
+
+def _world(now: dt.datetime) -> World:
+    return World(now=now, clusters={}, bindings={}, failover={})
+
+
+@pytest.mark.parametrize(
+    ("age", "grace", "suppress", "health", "kept"),
+    [
+        (60, None, None, "Unknown", True),  # §6.4 1: young, not healthy
+        (601, None, None, "Unknown", False),  # timed out (default 10m)
+        (60, None, None, "Healthy", False),  # §6.4 3: new clusters healthy
+        (60, None, None, "Unhealthy", True),  # §6.4 4
+        (60, None, True, "Healthy", True),  # §6.4 6: suppressDeletion keeps it
+        (60, None, False, "Unknown", False),  # §6.4 7
+        (15, 10, None, "Unknown", False),  # §6.4 9: the grace period applies per task
+        (0, None, None, "Healthy", True),  # stamped this pass: never assessed in the same pass
+    ],
+)
+def test_graceful_eviction_controller(
+    age: int, grace: int | None, suppress: bool | None, health: str, kept: bool
+) -> None:
+    now = T0 + dt.timedelta(minutes=30)
+    task = EvictionTask(
+        "m1", creation_timestamp=now - dt.timedelta(seconds=age), grace_period_seconds=grace, suppress_deletion=suppress
+    )
+    binding, dropped = graceful_eviction(_world(now), _binding((task,), health=health))
+    assert (len(binding.eviction_tasks) == 1) is kept and (len(dropped) == 1) is not kept
+
+
+def test_injection_conditions() -> None:
+    """§4.5: one target, newest task Directly, target not in clustersBeforeFailover."""
+    state = {"k": "v"}
+    directly = EvictionTask("m1", "Directly", preserved_label_state=state, clusters_before_failover=("m1",))
+    assert injected_labels(_binding((directly,)), "m2") == state
+    assert injected_labels(_binding((directly,), ("m2", "m3")), "m2") == {}  # several targets
+    assert injected_labels(_binding((directly,), ("m1",)), "m1") == {}  # not a new cluster
+    gracefully = EvictionTask("m9", "Gracefully", preserved_label_state={"k": "old"})
+    assert injected_labels(_binding((gracefully,)), "m2") == {}
+    chained = EvictionTask("m2", "Directly", preserved_label_state={"k": "newest"}, clusters_before_failover=("m2",))
+    assert injected_labels(_binding((directly, chained), ("m3",)), "m3") == {"k": "newest"}  # A→B→C: newest
+
+
+def test_task_validation() -> None:
+    assert task_problems(EvictionTask("m1", reason="ApplicationFailure", producer="x")) == []
+    assert task_problems(EvictionTask("m1", reason="bad reason", producer="x"))
+    assert task_problems(EvictionTask("m1", reason="R", producer="x", grace_period_seconds=1, suppress_deletion=True))

@@ -1,0 +1,142 @@
+"""S4/S5 cluster failover through taints (karmada-reference.md §4.3, §6.7, §6.8), event-file errors,
+and invariants over random event sequences (hypothesis)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import FactError, load_facts, load_rules
+from engine.failover import Entry
+from engine.simulate import Event, Simulator, load_events
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "flink-checkpoint"
+BINDING = "streaming/fraud-detector-flinkdeployment"
+T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
+
+
+HEALTHY = Event(T0, "health", {"binding": BINDING, "cluster": "member1", "status": "Healthy"}, "test")
+
+
+def run(mode: str, events: list[Event]) -> list[Entry]:
+    rules = load_rules([EXAMPLE / "modes" / f"{mode}.fr"])
+    return Simulator(rules, load_facts([EXAMPLE / "facts"]), T0).run(events)
+
+
+def event(seconds: int, kind: str, **fields: str) -> Event:
+    return Event(T0 + dt.timedelta(seconds=seconds), kind, fields, "test")
+
+
+def test_an_untolerated_noexecute_taint_evicts_at_once() -> None:
+    entries = run("directly", [event(30, "taint", cluster="member1", key="maintenance", effect="NoExecute")])
+    evicted = next(e for e in entries if e.kind == "evicted")
+    task = evicted.detail["task"]
+    assert evicted.time == T0 + dt.timedelta(seconds=30)
+    assert (task["reason"], task["producer"], task["purgeMode"]) == ("TaintUntolerated", "TaintManager", "Directly")
+    # failover.cluster's state preservation; no grace, no suppression, no clustersBeforeFailover (§4.3)
+    assert task["preservedLabelState"] == {
+        "karmada.io/failover-flink-checkpoint": "s3://flink-state/fraud-detector/chk-4711"
+    }
+    assert not {"gracePeriodSeconds", "suppressDeletion", "clustersBeforeFailover"} & set(task)
+
+
+def test_a_tolerated_taint_evicts_when_its_toleration_runs_out() -> None:
+    """`tolerate cluster.karmada.io/not-ready : NoExecute for 5m`: evicted strictly after 5 minutes (§6.8 9)."""
+    taint = event(60, "taint", cluster="member1", key="cluster.karmada.io/not-ready", effect="NoExecute")
+    entries = run("directly", [HEALTHY, taint])
+    evicted = next(e for e in entries if e.kind == "evicted")
+    assert evicted.time == T0 + dt.timedelta(seconds=60 + 300 + 1)
+
+
+def test_noschedule_taints_from_readiness_do_not_evict() -> None:
+    entries = run("directly", [HEALTHY, event(60, "ready", cluster="member1", status="False")])
+    assert not any(e.kind == "evicted" for e in entries)
+
+
+def test_events_file_errors(tmp_path: Path) -> None:
+    path = tmp_path / "events.yaml"
+    path.write_text(
+        "start: 2026-12-02T10:00:00Z\nevents:\n"
+        "- at: soon\n  health: {binding: a, cluster: b}\n- at: 5m\n  explode: {}\n"
+    )
+    with pytest.raises(FactError) as caught:
+        load_events(path)
+    text = str(caught.value)
+    assert "events.yaml events[0]: error: at: expected a duration" in text
+    assert "events.yaml events[1]: error: an event is one of health, ready, taint, untaint" in text
+
+
+def test_events_file_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "events.yaml"
+    path.write_text(
+        yaml.safe_dump({"start": "2026-12-02T10:00:00Z", "events": [{"at": "1m30s", "ready": {"cluster": "m1"}}]})
+    )
+    start, events = load_events(path)
+    assert start == T0 and events[0].at == T0 + dt.timedelta(seconds=90) and events[0].kind == "ready"
+
+
+_health = st.builds(
+    lambda s, c, h: event(s, "health", binding=BINDING, cluster=c, status=h),
+    st.integers(0, 1800),
+    st.sampled_from(["member1", "member2", "member3"]),
+    st.sampled_from(["Healthy", "Unhealthy", "Unknown"]),
+)
+_taint = st.builds(
+    lambda s, c, k: event(s, "taint", cluster=c, key=k, effect="NoExecute"),
+    st.integers(0, 1800),
+    st.sampled_from(["member1", "member2"]),
+    st.sampled_from(["maintenance", "cluster.karmada.io/not-ready"]),
+)
+_untaint = st.builds(
+    lambda s, c: event(s, "untaint", cluster=c, key="maintenance", effect="NoExecute"),
+    st.integers(0, 1800),
+    st.sampled_from(["member1", "member2"]),
+)
+sequences = st.lists(st.one_of(_health, _taint, _untaint), max_size=8).map(lambda es: sorted(es, key=lambda e: e.at))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sequences)
+def test_invariants_over_random_event_sequences(events: list[Event]) -> None:
+    for mode in ("directly", "gracefully", "never"):
+        entries = [e for e in run(mode, events) if e.binding == BINDING]
+        evicted = [e for e in entries if e.kind == "evicted"]
+        # no eviction task is duplicated: one task per cluster at a time
+        open_tasks: Counter[str] = Counter()
+        for e in entries:
+            if e.kind == "evicted":
+                open_tasks[e.cluster] += 1
+                assert open_tasks[e.cluster] == 1, f"{mode}: a second task for {e.cluster}"
+            elif e.kind == "task-removed":
+                open_tasks[e.cluster] = 0
+        if mode == "never":  # Never deletes nothing it evicted
+            for task in evicted:
+                assert not any(
+                    e.kind == "work-deleted" and e.cluster == task.cluster and e.time >= task.time for e in entries
+                )
+        if mode == "gracefully":  # the old workload stays until its task ends
+            for task in evicted:
+                deleted = [
+                    e.time
+                    for e in entries
+                    if e.kind == "work-deleted" and e.cluster == task.cluster and e.time >= task.time
+                ]
+                removed = [
+                    e.time
+                    for e in entries
+                    if e.kind == "task-removed" and e.cluster == task.cluster and e.time >= task.time
+                ]
+                if deleted:
+                    assert removed and removed[0] <= deleted[0], f"{mode}: deleted before the task ended"
+        # what is injected is the newest task's preserved state
+        for e in entries:
+            if e.kind in ("work-created", "labels") and e.detail.get("injectedLabels"):
+                newest = [t for t in evicted if t.time <= e.time][-1]
+                assert e.detail["injectedLabels"] == newest.detail["task"].get("preservedLabelState", {})
