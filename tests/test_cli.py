@@ -23,7 +23,7 @@ def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
 def test_check_examples_is_clean(in_root: Path) -> None:
     code, out, err = run("check", "examples/")
     assert (code, out) == (0, "")
-    assert "0 errors, 0 warnings in 3 files" in err
+    assert "0 errors, 0 warnings in 6 files" in err
 
 
 def test_check_reports_every_error_with_carets(in_root: Path) -> None:

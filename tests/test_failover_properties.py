@@ -116,25 +116,15 @@ def test_invariants_over_random_event_sequences(events: list[Event]) -> None:
                 assert open_tasks[e.cluster] == 1, f"{mode}: a second task for {e.cluster}"
             elif e.kind == "task-removed":
                 open_tasks[e.cluster] = 0
-        if mode == "never":  # Never deletes nothing it evicted
-            for task in evicted:
-                assert not any(
-                    e.kind == "work-deleted" and e.cluster == task.cluster and e.time >= task.time for e in entries
-                )
-        if mode == "gracefully":  # the old workload stays until its task ends
-            for task in evicted:
-                deleted = [
-                    e.time
-                    for e in entries
-                    if e.kind == "work-deleted" and e.cluster == task.cluster and e.time >= task.time
-                ]
-                removed = [
-                    e.time
-                    for e in entries
-                    if e.kind == "task-removed" and e.cluster == task.cluster and e.time >= task.time
-                ]
-                if deleted:
-                    assert removed and removed[0] <= deleted[0], f"{mode}: deleted before the task ended"
+        for task in evicted:
+            purge = task.detail["task"]["purgeMode"]
+            later = [e for e in entries if e.cluster == task.cluster and e.time >= task.time]
+            deleted = [e.time for e in later if e.kind == "work-deleted"]
+            removed = [e.time for e in later if e.kind == "task-removed"]
+            if purge == "Never":  # Never deletes nothing it evicted
+                assert not deleted, f"{mode}: a Never task's workload was deleted"
+            if purge == "Gracefully" and deleted:  # the old workload stays until its task ends
+                assert removed and removed[0] <= deleted[0], f"{mode}: deleted before the task ended"
         # what is injected is the newest task's preserved state
         for e in entries:
             if e.kind in ("work-created", "labels") and e.detail.get("injectedLabels"):

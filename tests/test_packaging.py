@@ -53,4 +53,4 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
         [env_dir / "bin" / "fleetrules", "check", "examples"], cwd=work, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
-    assert "0 errors, 0 warnings in 3 files" in result.stderr
+    assert "0 errors, 0 warnings in 6 files" in result.stderr
