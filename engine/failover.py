@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -322,25 +322,61 @@ def binding_controller(world: World, key: str) -> list[Entry]:
     return entries
 
 
-def fail_over(world: World) -> tuple[list[Entry], set[str]]:
-    """Run both failover controllers at ``world.now``; returns what happened and the bindings evicted."""
+@dataclass(frozen=True)
+class RuleEviction:
+    """An `evict b from c reason R "message"` action of a rule (a custom failover trigger)."""
+
+    binding: str
+    cluster: str
+    rule: str
+    source: str
+    reason: str
+    message: str
+
+
+def _rule_task(world: World, binding: Binding, e: RuleEviction) -> EvictionTask:
+    """A rule's eviction follows the policy's application failover (purge mode, grace, state)."""
+    task = _task(world, binding, e.cluster, app=True)
+    return replace(task, reason=e.reason, message=e.message, producer=f"fleetrules rule {e.rule}")
+
+
+def _failed(world: World, key: str, cluster: str, error: str, source: str) -> Entry:
+    """No task is built; the output says why and where the rule that asked for it is written."""
+    return Entry(world.now, "eviction-failed", key, cluster, {"error": error, "source": source})
+
+
+def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
+    """Run the failover controllers (and rules' evictions) at ``world.now``; returns what happened
+    and the bindings evicted."""
     entries: list[Entry] = []
     evicted: set[str] = set()
-    for key, cluster, app in [*application_failover(world), *taint_manager(world)]:
-        binding = world.bindings[key]
-        if cluster not in binding.cluster_names:
-            continue  # both controllers chose it: the first eviction stands
+    triggers: list[tuple[str, str, bool | RuleEviction]] = [*application_failover(world), *taint_manager(world)]
+    triggers += [(e.binding, e.cluster, e) for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))]
+    for key, cluster, why in triggers:
+        binding = world.bindings.get(key)
+        if binding is None or cluster not in binding.cluster_names:
+            continue  # not a target (any more): the first eviction stands
+        f = world.failover[key]
+        state = f.cluster_state if why is False else f.app_state
         try:
-            task = _task(world, binding, cluster, app)
+            task = (
+                _rule_task(world, binding, why)
+                if isinstance(why, RuleEviction)
+                else _task(world, binding, cluster, why)
+            )
         except PreservationError as exc:
-            f = world.failover[key]
-            source = f.app_state if app else f.cluster_state
-            detail = {"error": f"state preservation failed: {exc}", "source": source.source if source else ""}
-            entries.append(Entry(world.now, "eviction-failed", key, cluster, detail))
+            source = state.source if state else ""
+            entries.append(_failed(world, key, cluster, f"state preservation failed: {exc}", source))
+            continue
+        problems = task_problems(task)
+        if problems:
+            source = why.source if isinstance(why, RuleEviction) else ""
+            entries.append(_failed(world, key, cluster, "invalid eviction task: " + "; ".join(problems), source))
             continue
         world.bindings[key] = _evict(world, binding, cluster, task)
         evicted.add(key)
-        entries.append(
-            Entry(world.now, "evicted", key, cluster, {"task": task_data(world.bindings[key].eviction_tasks[-1])})
-        )
+        detail: dict[str, Any] = {"task": task_data(world.bindings[key].eviction_tasks[-1])}
+        if isinstance(why, RuleEviction):
+            detail |= {"rule": why.rule, "source": why.source}
+        entries.append(Entry(world.now, "evicted", key, cluster, detail))
     return entries, evicted

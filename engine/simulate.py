@@ -37,6 +37,7 @@ from engine.failover import (
     NOT_READY,
     UNREACHABLE,
     Entry,
+    RuleEviction,
     World,
     binding_controller,
     fail_over,
@@ -182,7 +183,7 @@ class Simulator:
 
     def step(self) -> None:
         world = self.world
-        entries, evicted = fail_over(world)
+        entries, evicted = fail_over(world, self._rule_evictions())
         self.entries += entries
         for key in sorted(evicted | {k for k, b in world.bindings.items() if not b.clusters}):
             self._schedule(key)
@@ -196,6 +197,17 @@ class Simulator:
             if dropped and not binding.clusters:
                 self._schedule(key)  # the evicted cluster is schedulable again
             self.entries += binding_controller(world, key)
+
+    def _rule_evictions(self) -> list[RuleEviction]:
+        """The `evict` actions the engine's rules have taken on the current facts."""
+        keys = {fact_id: key for key, fact_id in self.engine.binding_ids.items()}
+        out = []
+        for d in self.engine.session.evictions:
+            rule = self.engine.program.rules[d.rule]
+            source = f"{rule.span.file}:{rule.span.line}"
+            if d.binding in keys:
+                out.append(RuleEviction(keys[d.binding], d.cluster, rule.name, source, d.reason, d.message))
+        return out
 
     def _schedule(self, key: str) -> None:
         binding = self.world.bindings[key]

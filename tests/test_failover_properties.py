@@ -130,3 +130,31 @@ def test_invariants_over_random_event_sequences(events: list[Event]) -> None:
             if e.kind in ("work-created", "labels") and e.detail.get("injectedLabels"):
                 newest = [t for t in evicted if t.time <= e.time][-1]
                 assert e.detail["injectedLabels"] == newest.detail["task"].get("preservedLabelState", {})
+
+
+def test_a_rule_can_evict(tmp_path: Path) -> None:
+    """S6 general rules as custom triggers: `evict` builds a task under the policy's failover."""
+    rules = (EXAMPLE / "modes" / "gracefully.fr").read_text() + (
+        '\nrule drain-spot {\n  when binding b\n   and cluster c (c.labels.lifecycle == "spot")\n'
+        '  then evict b from c reason SpotReclaimed "spot capacity reclaimed in {c.name}"\n}\n'
+        '\nrule bad-reason {\n  when binding b\n   and cluster c (c.labels.lifecycle == "spot")\n'
+        '  then evict b from c reason "Spot Reclaimed" "x"\n}\n'
+    )
+    (tmp_path / "rules.fr").write_text(rules)
+    facts_dir = tmp_path / "facts"
+    facts_dir.mkdir()
+    for path in (EXAMPLE / "facts").iterdir():
+        text = path.read_text().replace(
+            "metadata: {name: member1}", "metadata: {name: member1, labels: {lifecycle: spot}}"
+        )
+        (facts_dir / path.name).write_text(text)
+    with pytest.raises(Exception, match="invalid eviction reason 'Spot Reclaimed'"):
+        load_rules([tmp_path / "rules.fr"])
+    (tmp_path / "rules.fr").write_text(rules.split("\nrule bad-reason")[0])
+    entries = Simulator(load_rules([tmp_path / "rules.fr"]), load_facts([facts_dir]), T0).run([HEALTHY])
+    evicted = next(e for e in entries if e.kind == "evicted")
+    task = evicted.detail["task"]
+    assert (evicted.cluster, task["reason"], task["purgeMode"]) == ("member1", "SpotReclaimed", "Gracefully")
+    assert task["message"] == "spot capacity reclaimed in member1" and task["producer"] == "fleetrules rule drain-spot"
+    line = rules.splitlines().index("rule drain-spot {") + 1
+    assert evicted.detail["rule"] == "drain-spot" and str(evicted.detail["source"]).endswith(f"rules.fr:{line}")
