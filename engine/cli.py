@@ -25,7 +25,7 @@ from engine.evaluate import evaluate
 from engine.facts import load_facts, parse_time
 from engine.failover import rfc3339
 from engine.fmt import format_file
-from engine.load import display_path, expand, load_rule_set, read_source
+from engine.load import RuleSet, display_path, expand, load_rule_set, read_source
 from engine.parse import parse_partial
 from engine.render import explain_text, to_json, to_text, to_yaml
 from engine.results import Result
@@ -185,13 +185,19 @@ def _now(value: str | None) -> dt.datetime | None:
         raise UsageError(f"--now: {value!r} is not an RFC 3339 time such as 2026-01-02T03:04:05Z") from None
 
 
-def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None) -> Result:
-    rule_set, diagnostics = load_rule_set(rules)
+def _rules(paths: Sequence[str]) -> RuleSet:
+    """The rule set under ``paths``; its errors raise, its warnings go to stderr."""
+    rule_set, diagnostics = load_rule_set(paths)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise RuleError(errors, rule_set.sources)
     for d in diagnostics:
         click.echo(render(d, rule_set.sources), err=True)
+    return rule_set
+
+
+def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None) -> Result:
+    rule_set = _rules(rules)
     result = evaluate(rule_set, load_facts(facts), _now(now))
     for d in result.warnings:
         click.echo(render(d), err=True)
@@ -240,12 +246,7 @@ def explain(rules: Sequence[str], facts: Sequence[str], now: str | None, binding
 @_guarded
 def convert(paths: Sequence[str]) -> None:
     """Print PropagationPolicy / ClusterPropagationPolicy YAML as rule-language policies."""
-    rule_set, diagnostics = load_rule_set(paths)
-    errors = [d for d in diagnostics if d.is_error]
-    if errors:
-        raise RuleError(errors, rule_set.sources)
-    for d in diagnostics:
-        click.echo(render(d, rule_set.sources), err=True)
+    rule_set = _rules(paths)
     policies = tuple(p for f in rule_set.files for p in f.policies)
     click.echo(format_file(File(path="<converted>", items=policies)), nl=False)
 
@@ -258,15 +259,15 @@ def convert(paths: Sequence[str]) -> None:
 @_guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
-    rule_set, diagnostics = load_rule_set(rules)
-    errors = [d for d in diagnostics if d.is_error]
-    if errors:
-        raise RuleError(errors, rule_set.sources)
+    rule_set = _rules(rules)
     path = Path(events)
     if not path.is_file():
         raise UsageError(f"--events: no such file: {events}")
     start, timeline = load_events(path)
-    entries = Simulator(rule_set, load_facts(facts), start).run(timeline)
+    loaded = load_facts(facts)
+    for d in loaded.warnings:
+        click.echo(render(d), err=True)
+    entries = Simulator(rule_set, loaded, start).run(timeline)
     if output == "json":
         click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
