@@ -93,28 +93,26 @@ class _RuleCompiler:
         raise CompileError("compare a field with a literal or with another fact's field", expr.span)
 
     # ------------------------------------------------------------ conditions of one pattern
-    def condition(self, expr: ast.Expr, own: str, optional: set[str]) -> ir.Cond:
+    def condition(self, expr: ast.Expr, own: str) -> ir.Cond:
         match expr:
             case ast.And():
-                return ir.all_of(*(self.condition(e, own, optional) for e in expr.operands))
+                return ir.all_of(*(self.condition(e, own) for e in expr.operands))
             case ast.Or():
-                return ir.any_of(*(self.condition(e, own, optional) for e in expr.operands))
+                return ir.any_of(*(self.condition(e, own) for e in expr.operands))
             case ast.Not():
-                return ir.negate(self.condition(expr.operand, own, optional))
+                return ir.negate(self.condition(expr.operand, own))
             case ast.Literal(value=bool() as b):
                 return ir.TRUE if b else ir.FALSE
             case ast.Path():
-                return self.compare(
-                    ast.Compare(ast.CompareOp.EQ, expr, ast.Literal(True), span=expr.span), own, optional
-                )
+                return self.compare(ast.Compare(ast.CompareOp.EQ, expr, ast.Literal(True), span=expr.span), own)
             case ast.Compare():
-                return self.compare(expr, own, optional)
+                return self.compare(expr, own)
             case ast.Member():
-                cond = self.membership(expr, own, optional)
+                cond = self.membership(expr, own)
                 return ir.negate(cond) if expr.negated else cond
         raise CompileError("this is not a condition (a comparison, membership or true/false)", expr.span)
 
-    def compare(self, expr: ast.Compare, own: str, optional: set[str]) -> ir.Cond:
+    def compare(self, expr: ast.Compare, own: str) -> ir.Cond:
         left, right = self.operand(expr.left, own), self.operand(expr.right, own)
         op = expr.op.value
         mine = [isinstance(x, Resolved) and x.alias == own for x in (left, right)]
@@ -138,13 +136,13 @@ class _RuleCompiler:
             return ir.all_of(ir.present(left.prop), test)
         return test
 
-    def membership(self, expr: ast.Member, own: str, optional: set[str]) -> ir.Cond:
+    def membership(self, expr: ast.Member, own: str) -> ir.Cond:
         item, container = expr.item, expr.container
         if isinstance(container, ast.ListExpr):
             if not all(isinstance(i, ast.Literal) for i in container.items):
                 raise CompileError("list literals in conditions hold literals only", container.span)
             tests = [ast.Compare(ast.CompareOp.EQ, item, i, span=expr.span) for i in container.items]
-            return ir.any_of(*(self.compare(t, own, optional) for t in tests))
+            return ir.any_of(*(self.compare(t, own) for t in tests))
         if isinstance(container, ast.Path):
             target = self.resolve(container)
             if target.list_field and target.alias == own and isinstance(item, ast.Literal):
@@ -205,8 +203,7 @@ class _RuleCompiler:
                 joins.append(join)
         if pattern.negated and joins:
             raise CompileError("a 'not' pattern cannot test membership in another fact's list", pattern.span)
-        optional: set[str] = set()
-        cond = ir.all_of(*(self.condition(c, own, optional) for c in simple))
+        cond = ir.all_of(*(self.condition(c, own) for c in simple))
         if pattern.negated:
             del self.types[var]
         return [ir.Pattern(own, fact_type, pattern.negated, cond), *joins]

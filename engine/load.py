@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib.resources import files as files_of
 from pathlib import Path
 
 from engine import ast
@@ -139,10 +140,16 @@ def load_rule_set(paths: Sequence[str | Path], extra: Sequence[ast.File] = ()) -
     files = (*extra, *loader.order)
     diagnostics = loader.diagnostics + check(files)
     if not any(d.is_error for d in diagnostics):
-        from engine.program import compile_rule_set  # the compiler imports the loader's neighbours
+        from engine.compile import Symbols, compile_rules  # the compiler imports the loader's neighbours
+        from engine.program import compile_rule_set
 
-        rules = [r for f in files for r in f.rules]
+        library = Path(str(files_of("engine.rules"))).resolve()
+        shipped = {f.path for f in files if Path(f.path).resolve().is_relative_to(library)}
+        rules = [r for f in files if f.path not in shipped for r in f.rules]
         diagnostics += compile_rule_set([p for f in files for p in f.policies], rules)[2]
+        diagnostics += compile_rules([r for f in files if f.path in shipped for r in f.rules], Symbols(), builtin=True)[
+            1
+        ]
     rule_set = RuleSet(files, loader.sources, tuple(d for d in diagnostics if not d.is_error))
     return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from engine import ast, ir
 from engine.compile import Symbols
-from engine.errors import Span
 
 BINDING = "v_b"
 CLUSTER = "v_c"
@@ -272,7 +271,3 @@ def spread_limits(policy: ast.Policy) -> tuple[int, int | None]:
         if isinstance(s, ast.Spread) and s.field.value == "cluster":
             return (s.min_groups.value if s.min_groups else 1, s.max_groups.value if s.max_groups else None)
     return (1, None)
-
-
-def policy_span(policy: ast.Policy) -> Span:
-    return policy.name.span

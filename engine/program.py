@@ -29,14 +29,6 @@ def builtin_files() -> tuple[ast.File, ...]:
     return tuple(out)
 
 
-def builtin_sources() -> dict[str, str]:
-    return {
-        f"<builtin>/{e.name}": e.read_text(encoding="utf-8")
-        for e in files("engine.rules").iterdir()
-        if e.name.endswith(".fr")
-    }
-
-
 def compile_rule_set(
     policies: Sequence[ast.Policy], rules: Sequence[ast.Rule]
 ) -> tuple[list[ir.Rule], Symbols, list[Diagnostic]]:

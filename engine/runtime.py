@@ -21,7 +21,7 @@ import itertools
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from durable import engine as durable
@@ -138,7 +138,7 @@ class Session:
         self.decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
         self.evictions: list[Decision] = []
         self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
-        self.derived: dict[str, str] = {}  # derived fact id → binding key of its decision list
+        self.derived: set[str] = set()  # ids of derived facts
         # derived facts waiting to be asserted: (type, props, deps, rule, matched)
         self.pending: list[tuple[str, dict[str, Any], frozenset[str], int, tuple[tuple[str, str], ...]]] = []
         self.cancelled: set[int] = set()
@@ -202,7 +202,7 @@ class Session:
             if not all(d in self.facts for d in deps):
                 continue  # what it was derived from has been retracted meanwhile
             fact_id = self._assert(fact_type, props)
-            self.derived[fact_id] = ""
+            self.derived.add(fact_id)
             decision = Decision(rule=rule, deps=deps, kind="derive", message=fact_id, matched=matched)
             self.fired.append(decision)
             for dep in deps:
@@ -271,11 +271,3 @@ class Session:
             self.fired.append(decision)
             for dep in deps:
                 self.dependents[dep].add((binding, index))
-
-
-@dataclass
-class Compiled:
-    """A program plus what evaluation needs to know about the rules it came from."""
-
-    program: Program
-    rules: list[ir.Rule] = field(default_factory=list)
