@@ -10,6 +10,7 @@ import difflib
 import functools
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -20,6 +21,10 @@ import click
 
 from engine.ast import File
 from engine.check import did_you_mean
+from engine.diff import CATEGORIES, compare
+from engine.diff import to_json as diff_json
+from engine.diff import to_markdown as diff_markdown
+from engine.diff import to_text as diff_text
 from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, render
 from engine.evaluate import evaluate
 from engine.facts import load_facts, parse_time
@@ -272,3 +277,73 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
         click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
         click.echo(timeline_text(entries, start), nl=False)
+
+
+def _git(*args: str) -> str:
+    try:
+        run = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise UsageError(f"--base-ref needs git: {exc}") from None
+    if run.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {run.stderr.strip()}")
+    return run.stdout
+
+
+def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
+    """The rule files under ``paths`` as they were at git revision ``ref``, written below ``into``."""
+    top = Path(_git("rev-parse", "--show-toplevel").strip())
+    out = []
+    for raw in paths:
+        relative = Path(raw).resolve().relative_to(top).as_posix()
+        names = _git("ls-tree", "-r", "--name-only", ref, "--", relative).split()
+        if not names:
+            raise UsageError(f"--base-ref: {raw} does not exist at {ref}")
+        for name in names:
+            if name == relative or name.endswith(".fr"):
+                target = into / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(_git("show", f"{ref}:{name}"), encoding="utf-8")
+        out.append(str(into / relative))
+    return out
+
+
+@main.command("diff")
+@click.option("--base", "base", multiple=True, type=click.Path(), help="The old rules (repeatable).")
+@click.option("--head", "head", multiple=True, required=True, type=click.Path(), help="The new rules (repeatable).")
+@click.option("--base-ref", help="Take the old rules from this git revision of the --head paths.")
+@_FACTS
+@_NOW
+@click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
+@click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
+@_guarded
+def diff_command(
+    base: Sequence[str],
+    head: Sequence[str],
+    base_ref: str | None,
+    facts: Sequence[str],
+    now: str | None,
+    output: str,
+    threshold: int,
+    fail_on: str,
+) -> None:
+    """Evaluate two versions of the rules over the same facts and report what changed."""
+    gates = {g.strip() for g in fail_on.split(",") if g.strip()}
+    unknown = gates - set(CATEGORIES)
+    if unknown:
+        raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}; choose from {', '.join(CATEGORIES)}")
+    if bool(base) == bool(base_ref):
+        raise UsageError("give the old rules with either --base or --base-ref")
+    loaded = load_facts(facts)
+    when = _now(now)
+    with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
+        old_paths = list(base) if base else _rules_at(str(base_ref), head, Path(tmp))
+        old = evaluate(_rules(old_paths), loaded, when)
+    new = evaluate(_rules(head), loaded, when)
+    result = compare(old, new, threshold)
+    text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
+    if base_ref:
+        text = text.replace(f"{tmp}/", f"{base_ref}:")
+    click.echo(text, nl=False)
+    if any(result.count(g) for g in gates):
+        sys.exit(EXIT_PROBLEMS)

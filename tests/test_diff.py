@@ -1,0 +1,100 @@
+"""Policy review: `fleetrules diff` between two versions of the rules over the same facts (issue 5),
+from files and from a git revision, as text, JSON and Markdown, with CI gates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TIGHTENED = ROOT / "tests" / "data" / "flink-ha-tightened.fr"
+FACTS = "examples/flink-ha/facts"
+
+
+def diff(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["diff", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_text(in_root: Path) -> None:
+    code, out, _ = diff("--base", "examples/flink-ha/policy.fr", "--head", str(TIGHTENED), "--facts", FACTS)
+    assert code == 0
+    assert out.startswith("1 binding moved, 1 newly unschedulable, 0 bindings with new evictions, 4 bindings changed")
+    assert "streaming/orders-c-flinkdeployment: member3 -> unschedulable" in out
+    assert "+ member3 rejected: cluster's region already has workload with the same anti-affinity group" in out
+
+
+def test_json_names_the_rules_responsible(in_root: Path) -> None:
+    code, out, _ = diff(
+        "--base", "examples/flink-ha/policy.fr", "--head", str(TIGHTENED), "--facts", FACTS, "-o", "json"
+    )
+    data = json.loads(out)
+    assert data["summary"] == {"moved": 1, "newlyUnschedulable": 1, "newEvictions": 0, "changed": 4}
+    moved = next(c for c in data["changes"] if c["binding"] == "streaming/orders-c-flinkdeployment")
+    assert (moved["before"], moved["after"], moved["rules"]) == (["member3"], [], ["flink-ha/workload anti-affinity"])
+
+
+def test_markdown_for_a_pull_request(in_root: Path) -> None:
+    code, out, _ = diff(
+        "--base", "examples/flink-ha/policy.fr", "--head", str(TIGHTENED), "--facts", FACTS, "-o", "markdown"
+    )
+    assert out.startswith("### fleetrules: placement changes\n\n**1 binding moved, 1 newly unschedulable")
+    assert (
+        "| `streaming/orders-c-flinkdeployment` | member3 | unschedulable ⚠️ | `flink-ha/workload anti-affinity` |"
+        in out
+    )
+    assert out.count("<details>") == 4
+
+
+@pytest.mark.parametrize(("gates", "code"), [("unschedulable", 1), ("moved,eviction", 1), ("eviction", 0), ("", 0)])
+def test_gates(in_root: Path, gates: str, code: int) -> None:
+    args = ["--base", "examples/flink-ha/policy.fr", "--head", str(TIGHTENED), "--facts", FACTS, "--fail-on", gates]
+    assert diff(*args)[0] == code
+
+
+def test_no_change(in_root: Path) -> None:
+    code, out, _ = diff(
+        "--base",
+        "examples/flink-ha/policy.fr",
+        "--head",
+        "examples/flink-ha/policy.fr",
+        "--facts",
+        FACTS,
+        "-o",
+        "markdown",
+    )
+    assert code == 0 and "No binding's placement, rejections, scores or evictions changed." in out
+
+
+def test_usage_errors(in_root: Path) -> None:
+    assert diff("--head", "examples/flink-ha/policy.fr", "--facts", FACTS)[0] == 2
+    code, _, err = diff(
+        "--base", "a.fr", "--head", "examples/flink-ha/policy.fr", "--facts", FACTS, "--fail-on", "typo"
+    )
+    assert code == 2 and "--fail-on: unknown typo" in err
+
+
+def test_from_a_git_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--base-ref takes the old rules from git: commit the original, change the file, diff."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "flink-ha", repo / "flink-ha")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    shutil.copy(TIGHTENED, repo / "flink-ha" / "policy.fr")
+    monkeypatch.chdir(repo)
+    code, out, _ = diff(
+        "--base-ref", "HEAD", "--head", "flink-ha/policy.fr", "--facts", "flink-ha/facts", "-o", "markdown"
+    )
+    assert code == 0 and "| `streaming/orders-c-flinkdeployment` | member3 | unschedulable ⚠️ |" in out
+    code, _, err = diff("--base-ref", "no-such-ref", "--head", "flink-ha/policy.fr", "--facts", "flink-ha/facts")
+    assert code == 2 and "git ls-tree" in err
