@@ -36,6 +36,7 @@ def test_json_names_the_rules_responsible(in_root: Path) -> None:
     code, out, _ = diff(
         "--base", "examples/flink-ha/policy.fr", "--head", str(TIGHTENED), "--facts", FACTS, "-o", "json"
     )
+    assert code == 0
     data = json.loads(out)
     assert data["summary"] == {"moved": 1, "newlyUnschedulable": 1, "newEvictions": 0, "changed": 4}
     moved = next(c for c in data["changes"] if c["binding"] == "streaming/orders-c-flinkdeployment")
@@ -46,6 +47,7 @@ def test_markdown_for_a_pull_request(in_root: Path) -> None:
     code, out, _ = diff(
         "--base", "examples/flink-ha/policy.fr", "--head", str(TIGHTENED), "--facts", FACTS, "-o", "markdown"
     )
+    assert code == 0
     assert out.startswith("### fleetrules: placement changes\n\n**1 binding moved, 1 newly unschedulable")
     assert (
         "| `streaming/orders-c-flinkdeployment` | member3 | unschedulable ⚠️ | `flink-ha/workload anti-affinity` |"
