@@ -35,6 +35,8 @@ from engine.parse import parse_partial
 from engine.render import explain_text, to_json, to_text, to_yaml
 from engine.results import Result
 from engine.simulate import Simulator, load_events, timeline_text
+from engine.testing import TEST_SUFFIX, junit, run_tests
+from engine.testing import text as test_text
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -346,4 +348,18 @@ def diff_command(
         text = text.replace(f"{tmp}/", f"{base_ref}:")
     click.echo(text, nl=False)
     if any(result.count(g) for g in gates):
+        sys.exit(EXIT_PROBLEMS)
+
+
+@main.command("test")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "output_format", type=click.Choice(["text", "junit"]), default="text", show_default=True)
+@_guarded
+def test_command(paths: Sequence[str], output_format: str) -> None:
+    """Run rule tests (*_test.yaml files, below the current directory by default)."""
+    report = run_tests(paths or ["."])
+    if not report.outcomes:
+        raise UsageError(f"no test files (*{TEST_SUFFIX}) found")
+    click.echo(junit(report) if output_format == "junit" else test_text(report), nl=False)
+    if report.failed:
         sys.exit(EXIT_PROBLEMS)

@@ -373,12 +373,11 @@ def policy_file(path: Path, shown: str, text: str) -> tuple[ast.File | None, lis
             kind = document.get("kind") if isinstance(document, dict) else None
             if kind not in POLICY_KINDS:
                 line = loader.lines.get(id(document), 1)
-                problems.append(
-                    error(
-                        f"document {index} is a {kind or 'non-object'}, not a PropagationPolicy",
-                        Span(shown, line, 1, line, 2),
-                    )
+                what = (
+                    f"a {kind}" if kind else "an object without kind" if isinstance(document, dict) else "not an object"
                 )
+                message = f"document {index} is {what}, not a PropagationPolicy or ClusterPropagationPolicy"
+                problems.append(error(message, Span(shown, line, 1, line, 2)))
                 continue
             objects.append((shown, document))
     except yaml.YAMLError as exc:

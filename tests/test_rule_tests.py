@@ -1,0 +1,58 @@
+"""`fleetrules test`: per-case results, diffs of expected against actual, JUnit, rule coverage."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from xml.etree import ElementTree
+
+from click.testing import CliRunner
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["test", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_every_example_test_passes(in_root: Path) -> None:
+    code, out, _ = run("examples")
+    assert code == 0 and out.endswith("8 passed, 0 failed\n")
+    assert "rules no test case made fire (2 of 11): cluster-eviction, pipelines/clusters.names" in out
+
+
+def test_a_broken_expectation_fails_with_a_diff(tmp_path: Path) -> None:
+    example = tmp_path / "flink-ha"
+    shutil.copytree(ROOT / "examples" / "flink-ha", example)
+    test = example / "flink-ha_test.yaml"
+    test.write_text(test.read_text().replace("{clusters: [member3]}", "{clusters: [member9]}"))
+    code, out, _ = run(str(example))
+    assert code == 1 and out.endswith("2 passed, 1 failed\n")
+    assert "  FAIL pipelines of one group run one per cluster, preferring another region" in out
+    assert "      -    - member9\n" in out and "      +    - member3\n" in out
+
+
+def test_junit(in_root: Path) -> None:
+    code, out, _ = run("examples/flink-ha", "--format", "junit")
+    suite = ElementTree.fromstring(out)
+    assert code == 0 and suite.get("tests") == "3" and suite.get("failures") == "0"
+    assert next(c.get("name") for c in suite) == "pipelines of one group run one per cluster, preferring another region"
+
+
+def test_bad_test_files_are_failures_with_reasons(tmp_path: Path) -> None:
+    (tmp_path / "bad_test.yaml").write_text("cases:\n- name: x\n  expect: {placments: {}}\n- nme: y\n  expect: {}\n")
+    (tmp_path / "broken_test.yaml").write_text("cases: [unclosed\n")
+    code, out, _ = run(str(tmp_path))
+    assert code == 1 and out.endswith("0 passed, 3 failed\n")
+    assert "expect: a mapping of evictions, placements, rejected" in out
+    assert "unknown field(s) nme" in out and "cannot read" in out
+
+
+def test_usage(tmp_path: Path) -> None:
+    assert run(str(tmp_path / "missing"))[0] == 2
+    code, _, err = run(str(tmp_path))
+    assert code == 2 and "no test files" in err
