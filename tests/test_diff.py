@@ -100,3 +100,11 @@ def test_from_a_git_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert code == 0 and "| `streaming/orders-c-flinkdeployment` | member3 | unschedulable ⚠️ |" in out
     code, _, err = diff("--base-ref", "no-such-ref", "--head", "flink-ha/policy.fr", "--facts", "flink-ha/facts")
     assert code == 2 and "git ls-tree" in err
+
+
+def test_the_review_walkthrough_shows_current_output(in_root: Path) -> None:
+    doc = (ROOT / "docs" / "review.md").read_text()
+    head = str(TIGHTENED.relative_to(ROOT))
+    for output in ("text", "markdown"):
+        code, out, _ = diff("--base", "examples/flink-ha/policy.fr", "--head", head, "--facts", FACTS, "-o", output)
+        assert code == 0 and out.strip() in doc, f"docs/review.md shows stale {output} output"
