@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from engine.check import did_you_mean
-from engine.errors import Diagnostic, FactError, UsageError, error, warning
+from engine.errors import Diagnostic, FactError, error, warning
 from engine.karmada import POLICY_KINDS, convert_objects
-from engine.load import display_path
+from engine.load import display_path, expand
 
 # The C loader when PyYAML was built with libyaml (safe loading either way).
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -521,16 +521,7 @@ def _read_documents(path: Path, shown: str, problems: list[Diagnostic]) -> list[
 
 
 def fact_files(paths: Sequence[str | Path]) -> list[Path]:
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in FACT_SUFFIXES)
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise UsageError(f"no such file or directory: {raw}")
-    return found
+    return expand(paths, FACT_SUFFIXES)
 
 
 def load_facts(paths: Sequence[str | Path] = (), objects: Iterable[Mapping[str, Any]] = ()) -> Facts:

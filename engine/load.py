@@ -50,13 +50,14 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def expand(paths: Iterable[str | Path], suffix: str = RULE_SUFFIX) -> list[Path]:
-    """Files named directly, and ``*suffix`` files below named directories, sorted; missing paths raise."""
+def expand(paths: Iterable[str | Path], suffixes: tuple[str, ...] = (RULE_SUFFIX,)) -> list[Path]:
+    """Files named directly, and the files below named directories whose names end in one of
+    ``suffixes``, sorted; a missing path is a usage error."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found += sorted(p for p in path.rglob(f"*{suffix}") if p.is_file())
+            found += sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
         elif path.is_file():
             found.append(path)
         else:

@@ -28,10 +28,10 @@ from xml.sax.saxutils import escape, quoteattr
 
 import yaml
 
-from engine.errors import FleetrulesError, UsageError
+from engine.errors import FleetrulesError
 from engine.evaluate import evaluate
 from engine.facts import load_facts, parse_time
-from engine.load import display_path, load_rules
+from engine.load import display_path, expand, load_rules
 from engine.program import program
 from engine.results import Result
 
@@ -61,16 +61,7 @@ class Report:
 
 
 def find_tests(paths: Sequence[str | Path]) -> list[Path]:
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob(f"*{TEST_SUFFIX}") if p.is_file())
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise UsageError(f"no such file or directory: {raw}")
-    return found
+    return expand(paths, (TEST_SUFFIX,))
 
 
 def _actual(result: Result, expect: dict[str, Any]) -> dict[str, Any]:
