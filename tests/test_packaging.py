@@ -54,3 +54,11 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "0 errors, 0 warnings in 6 files" in result.stderr
+
+
+def test_the_public_api_imports_outside_the_repository(tmp_path: Path) -> None:
+    """The installed package (wheel, or the strict editable install) is a regular package anywhere."""
+    code = "import engine; from engine import evaluate, load_facts, load_rules; print(engine.__file__)"
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith("engine/__init__.py")
