@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -210,7 +210,7 @@ class _Evaluation:
             message=message,
             previous=binding.cluster_names,
             affinity_term=chosen_term,
-            explanations=self._explain(decisions),
+            explanations=_Lazy(lambda: self._explain(decisions)),
         )
 
     def _rejections(self, decisions: list[Decision], term: str | None) -> dict[str, tuple[Reason, ...]]:
@@ -281,6 +281,29 @@ class _Evaluation:
         unmatched = tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
         notes: list[Diagnostic] = [warning(f"no policy selects binding {key}", subject=key) for key in unmatched]
         return Result(tuple(placements), (), unmatched, now, tuple(notes))
+
+
+class _Lazy(Mapping[str, tuple[Explanation, ...]]):
+    """Explanations, built on first use: only `explain` and tests read them, and building them for
+    every decision took a quarter of the evaluation time (docs/performance.md)."""
+
+    def __init__(self, build: Callable[[], dict[str, tuple[Explanation, ...]]]) -> None:
+        self._build: Callable[[], dict[str, tuple[Explanation, ...]]] | None = build
+        self._data: dict[str, tuple[Explanation, ...]] = {}
+
+    def _get(self) -> dict[str, tuple[Explanation, ...]]:
+        if self._build is not None:
+            self._data, self._build = self._build(), None
+        return self._data
+
+    def __getitem__(self, cluster: str) -> tuple[Explanation, ...]:
+        return self._get()[cluster]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
 
 
 def _task_props(binding: Binding, task: EvictionTask) -> dict[str, Any]:

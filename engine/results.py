@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ class Placement:
     previous: tuple[str, ...] = ()  # spec.clusters before this evaluation
     affinity_term: str | None = None  # the clusterAffinities term used
     # (cluster → explanations of every decision about it), for `fleetrules explain`
-    explanations: dict[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
+    explanations: Mapping[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
