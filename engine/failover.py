@@ -169,7 +169,7 @@ class World:
         return next((s for s in binding.aggregated_status if s.cluster == cluster), None)
 
 
-def _evict(world: World, binding: Binding, cluster: str, task: EvictionTask) -> Binding:
+def _evict(binding: Binding, cluster: str, task: EvictionTask) -> Binding:
     """ResourceBindingSpec.GracefulEvictCluster: remove the target; add a task unless one exists."""
     if cluster not in binding.cluster_names:
         return binding
@@ -269,6 +269,11 @@ def taint_manager(world: World) -> Iterator[tuple[str, str, bool]]:
                 yield key, name, False
 
 
+def task_timeout(task: EvictionTask) -> int:
+    """Seconds a task may live: its grace period, else --graceful-eviction-timeout."""
+    return task.grace_period_seconds if task.grace_period_seconds is not None else GRACEFUL_EVICTION_TIMEOUT
+
+
 def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[EvictionTask]]:
     """assessEvictionTasks (§4.2): stamp new tasks; drop those timed out or whose new clusters are healthy."""
     kept: list[EvictionTask] = []
@@ -279,7 +284,7 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
             # first sight: stamped, never assessed in the same pass (karmada-reference.md §7.2 quirk 10)
             kept.append(replace(task, creation_timestamp=task.creation_timestamp or world.now))
             continue
-        timeout = task.grace_period_seconds if task.grace_period_seconds is not None else GRACEFUL_EVICTION_TIMEOUT
+        timeout = task_timeout(task)
         if task.suppress_deletion is not None:
             (kept if task.suppress_deletion else dropped).append(task)
         elif world.now > task.creation_timestamp + dt.timedelta(seconds=timeout) or healthy:
@@ -373,7 +378,7 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
             source = why.source if isinstance(why, RuleEviction) else ""
             entries.append(_failed(world, key, cluster, "invalid eviction task: " + "; ".join(problems), source))
             continue
-        world.bindings[key] = _evict(world, binding, cluster, task)
+        world.bindings[key] = _evict(binding, cluster, task)
         evicted.add(key)
         detail: dict[str, Any] = {"task": task_data(world.bindings[key].eviction_tasks[-1])}
         if isinstance(why, RuleEviction):

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from engine import ast
-from engine.parse import keywords, parse
+from engine.parse import UNIT_SECONDS, keywords, parse
 
 INDENT = "  "
 _BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\/-]*")
@@ -33,7 +33,7 @@ def string(w: ast.Word) -> str:
 
 def duration(d: ast.Duration) -> str:
     rest, parts = d.seconds, []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+    for unit, size in UNIT_SECONDS.items():
         if rest >= size:
             parts.append(f"{rest // size}{unit}")
             rest %= size

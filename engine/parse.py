@@ -38,7 +38,7 @@ _TERMINAL_DESCRIPTIONS = {
     "$END": "end of file",
 }
 _DURATION_PART = re.compile(r"([0-9]+)([smhd])")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}  # largest first: the formatter prints so
 
 
 def grammar_text() -> str:
@@ -204,7 +204,7 @@ def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, l
 
 
 def duration_seconds(text: str) -> int:
-    return sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
+    return sum(int(n) * UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
 
 
 def _children(items: list[Any]) -> Iterator[Any]:

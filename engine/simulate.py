@@ -45,6 +45,7 @@ from engine.failover import (
     graceful_eviction,
     rfc3339,
     taint_eviction_due,
+    task_timeout,
 )
 from engine.karmada import policies_from_objects
 from engine.load import RuleSet, display_path
@@ -239,8 +240,7 @@ class Simulator:
                     times.append(due + dt.timedelta(seconds=1))
             for task in binding.eviction_tasks:
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
-                    timeout = task.grace_period_seconds if task.grace_period_seconds is not None else 600
-                    times.append(task.creation_timestamp + dt.timedelta(seconds=timeout + 1))
+                    times.append(task.creation_timestamp + dt.timedelta(seconds=task_timeout(task) + 1))
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
