@@ -246,12 +246,9 @@ class _Evaluation:
             shown["labels"] = "{" + ", ".join(f"{k}={v}" for k, v in labels) + "}"
         description = " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
         derived_by: tuple[Explanation, ...] = ()
-        if fact_id in self.session.derived and fact_id not in seen:
-            derived_by = tuple(
-                self._explanation(d, seen | {fact_id})
-                for d in self.session.fired
-                if d.kind == "derive" and d.message == fact_id
-            )
+        derivation = self.session.derived.get(fact_id)
+        if derivation is not None and fact_id not in seen:
+            derived_by = (self._explanation(derivation, seen | {fact_id}),)
         return FactRef(alias.removeprefix("v_"), fact_type, description, derived_by)
 
     def _explanation(self, d: Decision, seen: frozenset[str] = frozenset()) -> Explanation:

@@ -138,12 +138,12 @@ class Session:
         self.decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
         self.evictions: list[Decision] = []
         self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
-        self.derived: set[str] = set()  # ids of derived facts
+        self.derived: dict[str, Decision] = {}  # derived fact id → the decision that derived it
         # derived facts waiting to be asserted: (type, props, deps, rule, matched)
         self.pending: list[tuple[str, dict[str, Any], frozenset[str], int, tuple[tuple[str, str], ...]]] = []
         self.cancelled: set[int] = set()
         self.errors: list[BaseException] = []
-        self.fired: list[Decision] = []
+        self.fired: dict[int, list[Decision]] = defaultdict(list)  # rule index → its decisions
         self.matches: set[tuple[int, frozenset[str]]] = set()
         self._ids = itertools.count(1)
         _SESSIONS[self.sid] = self
@@ -178,7 +178,7 @@ class Session:
     def _recheck_negations(self, fact_type: str, fact: dict[str, Any]) -> None:
         """durable-rules never takes back an action: withdraw the decisions whose `not` this fact breaks."""
         for index, pattern in self.program.negated[fact_type]:
-            for decision in [d for d in self.fired if d.rule == index and id(d) not in self.cancelled]:
+            for decision in [d for d in self.fired[index] if id(d) not in self.cancelled]:
                 matched = {alias: self.facts.get(fact_id, {}) for alias, fact_id in decision.matched}
                 if ir.holds(pattern.cond, fact, matched):
                     self._cancel(decision)
@@ -202,9 +202,9 @@ class Session:
             if not all(d in self.facts for d in deps):
                 continue  # what it was derived from has been retracted meanwhile
             fact_id = self._assert(fact_type, props)
-            self.derived.add(fact_id)
             decision = Decision(rule=rule, deps=deps, kind="derive", message=fact_id, matched=matched)
-            self.fired.append(decision)
+            self.derived[fact_id] = decision
+            self.fired[decision.rule].append(decision)
             for dep in deps:
                 self.dependents[dep].add((fact_id, -1))
 
@@ -268,6 +268,6 @@ class Session:
                 self.evictions.append(decision)
             if decision.kind != "evict":
                 self.decisions[binding].append(decision)
-            self.fired.append(decision)
+            self.fired[decision.rule].append(decision)
             for dep in deps:
                 self.dependents[dep].add((binding, index))
