@@ -18,6 +18,7 @@ from engine.schema import (
     DEPRECATED_PURGE_MODES,
     FAILOVER_KINDS,
     FIELD_SELECTOR_KEYS,
+    INTERNAL_FACTS,
     PURGE_MODES,
     SPREAD_FIELDS,
     TAINT_EFFECTS,
@@ -397,8 +398,11 @@ class _Checker:
                 self.err("an eviction message must be no more than 1024 characters", action.message.span)
         if isinstance(action, ast.Derive):
             name = action.fact_type.value
-            if name in BUILTIN_FACTS:
-                self.err(f"'{name}' facts come from the input; derive a fact of another name", action.fact_type.span)
+            if name in BUILTIN_FACTS or name in INTERNAL_FACTS:
+                self.err(
+                    f"'{name}' facts come from the input or the engine; derive a fact of another name",
+                    action.fact_type.span,
+                )
             elif not _FACT_TYPE.fullmatch(name):
                 self.err(f"invalid fact type '{name}': use lower_snake_case", action.fact_type.span)
             names = Counter(a.name.value for a in action.fields)

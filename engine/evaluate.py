@@ -12,9 +12,11 @@ after it, which keeps negations over placements sound (see rules/workload_affini
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Any
 
 from engine import ast
@@ -27,6 +29,8 @@ from engine.policy import Groups, affinity_terms, groups, select_policy, spread_
 from engine.program import program
 from engine.results import Explanation, FactRef, Placement, Reason, Result
 from engine.runtime import Decision, Program, Session
+from engine.schema import POLICY_SCOPE
+from engine.views import Constant, Overlay, Subset
 
 LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
 
@@ -45,6 +49,10 @@ class _Evaluation:
         self.binding_facts: dict[str, dict[str, Any]] = {}
         self.owned: dict[tuple[str, str], list[str]] = {}  # (owner key, what) → fact ids
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
+        self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
+        self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
+        self._reasons: dict[Decision, Reason] = {}
+        self._shared_cache: dict[tuple[str, str | None], _Shared] = {}
 
     # ------------------------------------------------------------ encoding
     def _labels(self, labels: Mapping[str, str], prefix: str = "") -> dict[str, str]:
@@ -81,6 +89,10 @@ class _Evaluation:
             props |= self._labels(cluster.labels) | self._flags("zones", cluster.zones)
             self.cluster_ids[cluster.name] = s.assert_fact("cluster", props)
         for binding in self.facts.bindings:
+            self._select(binding)
+        for name in sorted({p.name.value for p in self.binding_policy.values() if p is not None}):
+            self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, {"key": f"p/{name}", "policy": name})
+        for binding in self.facts.bindings:
             self._load_binding(binding)
         for binding in self.facts.bindings:
             if binding.clusters and self.binding_policy[binding.key] is not None:
@@ -113,11 +125,13 @@ class _Evaluation:
         self._member(owner, "clusters", binding.cluster_names)
         self._tasks(binding)
 
-    def _load_binding(self, binding: Binding) -> None:
-        policy = select_policy(
+    def _select(self, binding: Binding) -> None:
+        self.binding_policy[binding.key] = select_policy(
             list(self.policies.values()), binding.kind, binding.namespace, binding.resource_name, binding.labels
         )
-        self.binding_policy[binding.key] = policy
+
+    def _load_binding(self, binding: Binding) -> None:
+        policy = self.binding_policy[binding.key]
         g = groups(policy, binding.labels) if policy is not None else Groups()
         if policy is not None and not binding.labels:
             # no workload manifest: keep the groups recorded on the binding (spec.workloadAffinityGroups)
@@ -165,68 +179,139 @@ class _Evaluation:
 
     # ------------------------------------------------------------ decisions
     def _reason(self, decision: Decision) -> Reason:
-        rule = self.program.rules[decision.rule]
-        return Reason(rule.name, f"{rule.span.file}:{rule.span.line}", decision.message)
+        reason = self._reasons.get(decision)
+        if reason is None:
+            rule = self.program.rules[decision.rule]
+            reason = self._reasons[decision] = Reason(rule.name, f"{rule.span.file}:{rule.span.line}", decision.message)
+        return reason
+
+    def _shared(self, policy: str, term: str | None) -> _Shared:
+        """The decisions of the policy's scoped rules for one clusterAffinities term, as they apply to a
+        binding with no decisions of its own and no exemption: computed once per policy, not per binding."""
+        scope = self.scope_ids[policy]
+        revision = self.session.revision[scope]
+        cached = self._shared_cache.get((policy, term))
+        if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
+            return cached
+        decisions = [d for d in self.session.decisions.get(scope, []) if self._counts(d, term)]
+        by_cluster: dict[str, list[Decision]] = defaultdict(list)
+        for d in decisions:
+            if d.kind == "reject":
+                by_cluster[d.cluster].append(d)
+        base = tuple(c for c in self.candidates if c not in by_cluster)
+        feasible = Subset(base, frozenset(base), set(), set())
+        shared = _Shared(
+            term=term,
+            decisions=decisions,
+            revision=revision,
+            candidates=self.candidates,
+            by_cluster=dict(by_cluster),
+            rejected={c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)},
+            feasible=feasible,
+            zero_scores=Constant(feasible, 0),
+            exemptable=[d for d in decisions if d.exempt],
+        )
+        self._shared_cache[(policy, term)] = shared
+        return shared
+
+    def _counts(self, decision: Decision, term: str | None) -> bool:
+        """A decision counts for a term if its rule belongs to no clusterAffinities term or to this one."""
+        return self.program.rules[decision.rule].term in (None, term)
+
+    def _sorted_reasons(self, decisions: Sequence[Decision]) -> tuple[Reason, ...]:
+        return tuple(sorted({self._reason(d) for d in decisions}, key=lambda x: (x.rule, x.source, x.message)))
+
+    def _applies(self, decision: Decision, lists: Mapping[str, frozenset[str]]) -> bool:
+        """False for a scoped decision whose exemption the binding meets (a cluster it already targets)."""
+        return not any(value in lists.get(name, ()) for name, value in decision.exempt)
+
+    def _feasibility(
+        self, binding: Binding, shared: _Shared, own: list[Decision]
+    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, list[Decision]]:
+        """(rejected clusters with reasons, feasible clusters, the decisions that apply) for one term:
+        the policy's shared result, overlaid with the binding's own decisions and exemptions."""
+        lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
+        gone = {id(d) for d in shared.exemptable if not self._applies(d, lists)} if lists else set()
+        mine = [d for d in own if self._counts(d, shared.term)]
+        applied = [d for d in shared.decisions if id(d) not in gone] if gone else list(shared.decisions)
+        applied += mine
+        rejects = [d for d in mine if d.kind == "reject"]
+        if not gone and not rejects:
+            return shared.rejected, shared.feasible, applied
+        changes: dict[str, tuple[Reason, ...] | None] = {}
+        for cluster in {d.cluster for d in shared.exemptable if id(d) in gone} | {d.cluster for d in rejects}:
+            reasons = [d for d in shared.by_cluster.get(cluster, []) if id(d) not in gone]
+            reasons += [d for d in rejects if d.cluster == cluster]
+            changes[cluster] = self._sorted_reasons(reasons) if reasons else None
+        now_rejected = {c for c, reasons in changes.items() if reasons is not None}
+        now_free = {c for c, reasons in changes.items() if reasons is None}
+        feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
+        return Overlay(shared.rejected, changes), feasible, applied
 
     def decide(self, binding: Binding) -> Placement:
         policy = self.binding_policy[binding.key]
         assert policy is not None
-        decisions = self.session.decisions.get(self.binding_ids[binding.key], [])
-        candidates = [c.name for c in self.facts.clusters if not c.deleting]
+        name = policy.name.value
+        own = self.session.decisions.get(self.binding_ids[binding.key], [])
         terms = affinity_terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
         minimum, maximum = spread_limits(policy)
-        chosen_term, feasible, rejected = terms[start], [], {}
+        chosen_term = terms[start]
+        rejected: Mapping[str, tuple[Reason, ...]] = {}
+        applied: list[Decision] = []
+        shared = self._shared(name, chosen_term)
+        feasible = shared.feasible
         for term in terms[start:]:
-            rejected = self._rejections(decisions, term)
-            feasible = [c for c in candidates if c not in rejected]
+            shared = self._shared(name, term)
+            rejected, feasible, applied = self._feasibility(binding, shared, own)
             chosen_term = term
             if len(feasible) >= max(minimum, 1):
                 break
-        scores = self._scores(decisions, feasible, binding.cluster_names)
-        ordered = sorted(feasible, key=lambda c: (-scores[c], c))
+        scores = self._scores(shared, applied, feasible, binding.cluster_names)
         unschedulable, message = False, ""
         if not feasible:
             unschedulable = True
             histogram = Counter(reasons[0].message for reasons in rejected.values())
             parts = ", ".join(f"{n} {m}" for m, n in sorted(histogram.items(), key=lambda x: x[0]))
-            message = f"0/{len(candidates)} clusters are available: {parts}."
+            message = f"0/{len(self.candidates)} clusters are available: {parts}."
             selected: tuple[str, ...] = ()
         elif len(feasible) < minimum:
             unschedulable = True
             message = "the number of feasible clusters is less than spreadConstraint.MinGroups"
             selected = binding.cluster_names  # not a fit error: Karmada keeps the old result
+        elif maximum is None:
+            selected = tuple(feasible)
+        elif isinstance(scores, Constant):  # all equal: the first by name
+            selected = tuple(islice(feasible, maximum))
         else:
-            selected = tuple(sorted(ordered[:maximum] if maximum is not None else ordered))
+            selected = tuple(sorted(heapq.nsmallest(maximum, feasible, key=lambda c: (-scores[c], c))))
         self._place(binding.key, selected)
+        binding_id = self.binding_ids[binding.key]
         return Placement(
             binding=binding.key,
-            policy=policy.name.value,
+            policy=name,
             clusters=selected,
-            feasible=tuple(sorted(feasible)),
-            scores={c: scores[c] for c in sorted(feasible)},
-            rejected={c: rejected[c] for c in sorted(rejected)},
+            feasible=feasible,
+            scores=scores,
+            rejected=rejected,
             unschedulable=unschedulable,
             message=message,
             previous=binding.cluster_names,
             affinity_term=chosen_term,
-            explanations=_Lazy(lambda: self._explain(decisions)),
+            explanations=_Lazy(lambda: self._explain(applied, binding_id)),
         )
 
-    def _rejections(self, decisions: list[Decision], term: str | None) -> dict[str, tuple[Reason, ...]]:
-        found: dict[str, set[Reason]] = defaultdict(set)
-        for d in decisions:
-            rule = self.program.rules[d.rule]
-            if d.kind == "reject" and rule.term in (None, term):
-                found[d.cluster].add(self._reason(d))
-        return {c: tuple(sorted(r, key=lambda x: (x.rule, x.source, x.message))) for c, r in found.items()}
-
-    def _scores(self, decisions: list[Decision], feasible: list[str], current: Sequence[str]) -> dict[str, int]:
+    def _scores(
+        self, shared: _Shared, applied: list[Decision], feasible: Subset, current: Sequence[str]
+    ) -> Mapping[str, int]:
         """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
         NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
+        prefers = [d for d in applied if d.kind == "prefer"]
+        if not prefers and not current:
+            return shared.zero_scores if feasible is shared.feasible else Constant(feasible, 0)
         raw = dict.fromkeys(feasible, 0)
-        for d in decisions:
-            if d.kind == "prefer" and d.cluster in raw:
+        for d in prefers:
+            if d.cluster in raw:
                 raw[d.cluster] += d.weight
         low, high = (min(raw.values()), max(raw.values())) if raw else (0, 0)
         spread = high - low
@@ -251,7 +336,8 @@ class _Evaluation:
             derived_by = (self._explanation(derivation, seen | {fact_id}),)
         return FactRef(alias.removeprefix("v_"), fact_type, description, derived_by)
 
-    def _explanation(self, d: Decision, seen: frozenset[str] = frozenset()) -> Explanation:
+    def _explanation(self, d: Decision, seen: frozenset[str] = frozenset(), binding: str = "") -> Explanation:
+        """What ``d`` matched; a scoped rule's policy_scope fact is shown as the ``binding`` it applied to."""
         rule = self.program.rules[d.rule]
         action = {
             "reject": "rejected",
@@ -260,13 +346,15 @@ class _Evaluation:
             "evict": "evicted",
         }[d.kind]
         matched = d.matched or tuple(sorted(("?", i) for i in d.deps))
+        if self.program.rules[d.rule].scoped and binding:
+            matched = tuple((alias, binding if fact_id == d.binding else fact_id) for alias, fact_id in matched)
         facts = tuple(self._fact(alias, fact_id, seen) for alias, fact_id in matched if not alias.startswith("m"))
         return Explanation(rule.name, f"{rule.span.file}:{rule.span.line}", action, facts)
 
-    def _explain(self, decisions: list[Decision]) -> dict[str, tuple[Explanation, ...]]:
+    def _explain(self, decisions: list[Decision], binding: str) -> dict[str, tuple[Explanation, ...]]:
         out: dict[str, list[Explanation]] = defaultdict(list)
         for d in decisions:
-            out[d.cluster].append(self._explanation(d))
+            out[d.cluster].append(self._explanation(d, binding=binding))
         return {c: tuple(sorted(e, key=lambda x: (x.rule, x.source, x.action))) for c, e in sorted(out.items())}
 
     def run(self, now: dt.datetime | None) -> Result:
@@ -278,6 +366,21 @@ class _Evaluation:
         unmatched = tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
         notes: list[Diagnostic] = [warning(f"no policy selects binding {key}", subject=key) for key in unmatched]
         return Result(tuple(placements), (), unmatched, now, tuple(notes))
+
+
+@dataclass
+class _Shared:
+    """What a policy's scoped rules decided for one clusterAffinities term (see _Evaluation._shared)."""
+
+    term: str | None
+    decisions: list[Decision]
+    revision: int
+    candidates: tuple[str, ...]
+    by_cluster: dict[str, list[Decision]]
+    rejected: dict[str, tuple[Reason, ...]]
+    feasible: Subset
+    zero_scores: Constant
+    exemptable: list[Decision]
 
 
 class _Lazy(Mapping[str, tuple[Explanation, ...]]):

@@ -155,6 +155,10 @@ class Rule:
     # the clusterAffinities term this rule belongs to (its rejections count only while that term is tried)
     term: str | None = None
     builtin: bool = False
+    # lifted (engine.compile.lift): the binding pattern matches one policy_scope fact per policy, and a
+    # decision does not apply to a binding whose list field holds the value of one of the exemptions
+    scoped: bool = False
+    exempt: tuple[tuple[str, Ref | str | int | bool], ...] = ()
     # for `fleetrules explain`: the source text of the rule or statement
     text: str = field(default="", compare=False)
 

@@ -8,12 +8,12 @@ from importlib.resources import files
 
 from engine import ast, ir
 from engine.check import check
-from engine.compile import MEMBER, Symbols, compile_rules
+from engine.compile import Symbols, compile_rules, lift
 from engine.errors import Diagnostic, RuleError
 from engine.parse import parse
 from engine.policy import policy_rules
 from engine.runtime import Program
-from engine.schema import BUILTIN_FACTS
+from engine.schema import BUILTIN_FACTS, INTERNAL_FACTS
 
 
 @cache
@@ -48,6 +48,7 @@ def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...]) -> Pr
     compiled, symbols, problems = compile_rule_set(policies, rules)
     if problems:
         raise RuleError(problems)
-    fact_types = {*BUILTIN_FACTS, MEMBER}
+    compiled = [lift(rule) for rule in compiled]
+    fact_types = {*BUILTIN_FACTS, *INTERNAL_FACTS}
     fact_types |= {a.fact_type for r in compiled for a in r.actions if isinstance(a, ir.Derive)}
     return Program(compiled, symbols, fact_types)

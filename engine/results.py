@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,9 +42,10 @@ class Placement:
     binding: str  # NS/NAME
     policy: str | None
     clusters: tuple[str, ...]  # selected
-    feasible: tuple[str, ...]
-    scores: dict[str, int]
-    rejected: dict[str, tuple[Reason, ...]]
+    # sorted by cluster name; shared views for large fleets (engine.views), equal to plain tuples and dicts
+    feasible: Sequence[str]
+    scores: Mapping[str, int]
+    rejected: Mapping[str, tuple[Reason, ...]]
     unschedulable: bool
     message: str = ""  # why it is unschedulable, as the scheduler's condition message
     previous: tuple[str, ...] = ()  # spec.clusters before this evaluation

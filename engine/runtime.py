@@ -66,13 +66,15 @@ class Decision:
 
     rule: int
     deps: frozenset[str]
-    binding: str = ""  # the binding fact id (reject, prefer, evict)
+    binding: str = ""  # the binding fact id (reject, prefer, evict), or the policy_scope fact id (scoped rules)
     cluster: str = ""  # the cluster name
     message: str = ""
     weight: int = 0
     kind: str = "reject"  # reject | prefer | evict | derive
     reason: str = ""
     matched: tuple[tuple[str, str], ...] = ()  # (alias, fact id), for explanations
+    # of a scoped rule: (list field, value): not for a binding whose list field holds the value
+    exempt: tuple[tuple[str, str], ...] = ()
 
 
 class Program:
@@ -136,6 +138,7 @@ class Session:
         self.sid = str(next(_SIDS))
         self.facts: dict[str, dict[str, Any]] = {}
         self.decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
+        self.revision: dict[str, int] = defaultdict(int)  # binding id → how often its decisions changed
         self.evictions: list[Decision] = []
         self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
         self.derived: dict[str, Decision] = {}  # derived fact id → the decision that derived it
@@ -194,6 +197,7 @@ class Session:
             return
         kept = self.decisions.get(decision.binding, [])
         self.decisions[decision.binding] = [d for d in kept if d is not decision]
+        self.revision[decision.binding] += 1
         self.evictions = [d for d in self.evictions if d is not decision]
 
     def _drain(self) -> None:
@@ -226,6 +230,7 @@ class Session:
     def _withdraw(self, binding: str, fact_id: str) -> None:
         kept = [d for d in self.decisions.get(binding, []) if fact_id not in d.deps]
         self.decisions[binding] = kept
+        self.revision[binding] += 1
         self.evictions = [d for d in self.evictions if fact_id not in d.deps]
 
     def _raise_errors(self) -> None:
@@ -256,10 +261,16 @@ class Session:
                 continue
             binding = facts[action.binding]["id"]
             cluster = facts[action.cluster]["name"]
+            exempt = tuple(
+                (name, str(facts[v.alias][v.prop] if isinstance(v, ir.Ref) else v)) for name, v in rule.exempt
+            )
             if isinstance(action, ir.Reject):
-                decision = Decision(index, deps, binding, cluster, action.message.render(facts), matched=matched)
+                message = action.message.render(facts)
+                decision = Decision(index, deps, binding, cluster, message, matched=matched, exempt=exempt)
             elif isinstance(action, ir.Prefer):
-                decision = Decision(index, deps, binding, cluster, weight=action.weight, kind="prefer", matched=matched)
+                decision = Decision(
+                    index, deps, binding, cluster, weight=action.weight, kind="prefer", matched=matched, exempt=exempt
+                )
             else:
                 message = action.message.render(facts)
                 decision = Decision(
@@ -268,6 +279,7 @@ class Session:
                 self.evictions.append(decision)
             if decision.kind != "evict":
                 self.decisions[binding].append(decision)
+                self.revision[binding] += 1
             self.fired[decision.rule].append(decision)
             for dep in deps:
                 self.dependents[dep].add((binding, index))

@@ -78,6 +78,13 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
     },
 }
 
+# Facts the engine asserts for its own bookkeeping: rules cannot name them, and no rule may derive them.
+# `member` is one element of a list field (engine.compile); `policy_scope` stands for every binding of
+# one policy in rules that depend on the binding only through its policy (engine.compile.lift).
+MEMBER = "member"
+POLICY_SCOPE = "policy_scope"
+INTERNAL_FACTS = (MEMBER, POLICY_SCOPE)
+
 PURGE_MODES = ("Directly", "Gracefully", "Never")
 DEPRECATED_PURGE_MODES = {"Immediately": "Directly", "Graciously": "Gracefully"}
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

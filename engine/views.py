@@ -1,0 +1,109 @@
+"""Read-only views that let many placements share one policy's per-cluster results.
+
+A placement lists its feasible clusters, their scores and every rejected cluster with reasons: with
+thousands of clusters and tens of thousands of bindings, copies of these would take gigabytes
+(docs/performance.md). Most bindings of a policy differ from the policy's shared result in a few
+clusters only (an anti-affinity peer's cluster, a cluster they already target), so each placement
+holds the shared, sorted result and its own few differences. The views behave as the tuple and
+dicts they stand for: iteration in sorted order, equality with plain tuples and dicts.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import filterfalse
+from typing import Any, TypeVar, overload
+
+V = TypeVar("V")
+
+
+class Subset(Sequence[str]):
+    """``base`` (sorted) without ``removed``, plus ``added`` (not in base), in sorted order."""
+
+    __slots__ = ("_added", "_removed", "base", "members")
+
+    def __init__(self, base: tuple[str, ...], members: frozenset[str], removed: set[str], added: set[str]) -> None:
+        self.base = base
+        self.members = members  # frozenset(base), shared
+        self._removed = frozenset(removed & members)
+        self._added = tuple(sorted(added - members))
+
+    def __iter__(self) -> Iterator[str]:
+        if not self._removed and not self._added:
+            return iter(self.base)
+        return heapq.merge(filterfalse(self._removed.__contains__, self.base), self._added)
+
+    def __len__(self) -> int:
+        return len(self.base) - len(self._removed) + len(self._added)
+
+    def __contains__(self, item: object) -> bool:
+        return (item in self.members and item not in self._removed) or item in self._added
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        return tuple(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+class Overlay(Mapping[str, V]):
+    """``base`` (sorted by key) with ``changes`` applied (a value of None removes the key), sorted by key."""
+
+    __slots__ = ("_added", "_base", "_changes", "_removed")
+
+    def __init__(self, base: Mapping[str, V], changes: Mapping[str, V | None]) -> None:
+        self._base = base
+        self._changes = dict(changes)
+        self._added = sorted(k for k, v in changes.items() if v is not None and k not in base)
+        self._removed = frozenset(k for k, v in changes.items() if v is None and k in base)
+
+    def __getitem__(self, key: str) -> V:
+        if key in self._changes:
+            value = self._changes[key]
+            if value is None:
+                raise KeyError(key)
+            return value
+        return self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return heapq.merge(filterfalse(self._removed.__contains__, self._base), self._added)
+
+    def __len__(self) -> int:
+        return len(self._base) - len(self._removed) + len(self._added)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class Constant(Mapping[str, Any]):
+    """Every key of ``keys`` mapped to ``value`` (the scores when no rule expresses a preference)."""
+
+    __slots__ = ("_keys", "_value")
+
+    def __init__(self, keys: Subset, value: Any) -> None:
+        self._keys = keys
+        self._value = value
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys:
+            raise KeyError(key)
+        return self._value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
