@@ -158,9 +158,10 @@ class _Evaluation:
         """Replace the binding's placement facts: retract the old (marker first), assert the new (marker last)."""
         for fact_id in reversed(self.placement_ids.pop(key, [])):
             self.session.retract(fact_id)
-        if not clusters:
-            return
         b = self.binding_facts[key]
+        ungrouped = self.program.ungrouped
+        if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
+            return  # no rule could match its placements (saves a third of the engine's work at scale)
         base = {k: b[k] for k in ("namespace", "affinity_group", "anti_affinity_group")} | {"binding": b["name"]}
         base |= self._labels_of_binding(key)
         ids = []
@@ -168,7 +169,8 @@ class _Evaluation:
             cluster = self._cluster(name)
             props = base | {"cluster": name} | (self._labels(cluster.labels, "C") if cluster else {})
             ids.append(self.session.assert_fact("placement", props))
-        ids.append(self.session.assert_fact("scheduled", {k: v for k, v in base.items() if not k.startswith("L")}))
+        if b["affinity_group"] or "scheduled" in ungrouped:
+            ids.append(self.session.assert_fact("scheduled", {k: v for k, v in base.items() if not k.startswith("L")}))
         self.placement_ids[key] = ids
 
     def _labels_of_binding(self, key: str) -> dict[str, Any]:
@@ -210,6 +212,7 @@ class _Evaluation:
             feasible=feasible,
             zero_scores=Constant(feasible, 0),
             exemptable=[d for d in decisions if d.exempt],
+            prefers=any(d.kind == "prefer" for d in decisions),
         )
         self._shared_cache[(policy, term)] = shared
         return shared
@@ -306,7 +309,8 @@ class _Evaluation:
     ) -> Mapping[str, int]:
         """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
         NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
-        prefers = [d for d in applied if d.kind == "prefer"]
+        own = len(applied) > len(shared.decisions)  # applied = the shared decisions that apply, then its own
+        prefers = [d for d in applied if d.kind == "prefer"] if shared.prefers or own else []
         if not prefers and not current:
             return shared.zero_scores if feasible is shared.feasible else Constant(feasible, 0)
         raw = dict.fromkeys(feasible, 0)
@@ -381,6 +385,7 @@ class _Shared:
     feasible: Subset
     zero_scores: Constant
     exemptable: list[Decision]
+    prefers: bool
 
 
 class _Lazy(Mapping[str, tuple[Explanation, ...]]):

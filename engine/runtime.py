@@ -28,6 +28,7 @@ from durable import engine as durable
 
 from engine import ir
 from engine.compile import Guard, Symbols, durable_rules
+from engine.schema import BUILTIN_FACTS
 
 _HOST: durable.Host | None = None
 _LOCK = threading.RLock()
@@ -84,6 +85,8 @@ class Program:
         self.rules = rules
         self.symbols = symbols
         self.name = f"fleetrules_{next(_NAMES)}"
+        # fact types that some rule matches whatever the binding's workload affinity groups (engine.program)
+        self.ungrouped: frozenset[str] = frozenset(BUILTIN_FACTS)
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
         for rule in rules:
