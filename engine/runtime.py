@@ -57,6 +57,14 @@ def _host() -> durable.Host:
     return _HOST
 
 
+# durable-rules 2.0.28 keeps the children of a node of its match network in an open-addressing table of
+# 512 slots (NEXT_BUCKET_LENGTH, src/rules/rete.c) and, when the table is full, looks for a free slot
+# forever: registering 515 rules that test one field against distinct values hung the process
+# (measured). A node has at most one child per pattern of its ruleset, so a program is split into
+# rulesets of at most this many patterns, each fact asserted into every one.
+PATTERNS_PER_RULESET = 400
+
+
 class EngineError(RuntimeError):
     """A failure inside the rule engine itself (not bad input): a bug to report."""
 
@@ -99,18 +107,27 @@ class Program:
             for pattern in rule.patterns:
                 if pattern.negated and not rule.builtin:
                     self.negated[pattern.fact_type].append((index, pattern))
-        definition: dict[str, Any] = {}
+        rulesets: list[dict[str, Any]] = [{}]
+        patterns = 0
+        keeping = sorted(set(fact_types))
+
+        def keep() -> dict[str, Any]:  # durable-rules takes "run" out of the definitions it is given
+            return {  # accepts every fact of the type, and never completes (nothing asserts __never__)
+                f"keep_{fact_type}": {"all": [{"m": {"t": fact_type}}, {"n": {"t": "__never__"}}], "run": _no_op}
+                for fact_type in keeping
+            }
+
         for index, rule in enumerate(rules):
             for number, variant in enumerate(durable_rules(rule, f"__{index}")):
-                definition[f"r{index}_{number}"] = {**variant.body, "run": self._action(index, variant.guards)}
-        for fact_type in sorted(set(fact_types)):
-            # accepts every fact of the type, and never completes (nothing asserts __never__)
-            definition[f"keep_{fact_type}"] = {
-                "all": [{"m": {"t": fact_type}}, {"n": {"t": "__never__"}}],
-                "run": _no_op,
-            }
+                size = len(variant.body["all"])
+                if patterns + size > PATTERNS_PER_RULESET - 2 * len(keeping) and rulesets[-1]:
+                    rulesets.append({})
+                    patterns = 0
+                rulesets[-1][f"r{index}_{number}"] = {**variant.body, "run": self._action(index, variant.guards)}
+                patterns += size
+        self.names = [f"{self.name}_{i}" for i in range(len(rulesets))]
         with _LOCK:
-            _host().set_rulesets({self.name: definition})
+            _host().set_rulesets({name: rules | keep() for name, rules in zip(self.names, rulesets, strict=True)})
 
     def _action(self, index: int, guards: tuple[Guard, ...]) -> Callable[[Any], None]:
         suffix = f"__{index}"
@@ -170,7 +187,8 @@ class Session:
             fact = {**props, "id": fact_id, "t": fact_type, "sid": self.sid}
             try:
                 with _LOCK:
-                    _host().assert_fact(self.program.name, fact)
+                    for name in self.program.names:
+                        _host().assert_fact(name, fact)
             except durable.MessageObservedException:
                 continue  # the id's hash collides with a stored fact's: take another id
             except durable.MessageNotHandledException as exc:
@@ -221,7 +239,8 @@ class Session:
         if fact is None:
             return
         with _LOCK:
-            _host().retract_fact(self.program.name, fact)
+            for name in self.program.names:
+                _host().retract_fact(name, fact)
         self._raise_errors()
         for owner, index in sorted(self.dependents.pop(fact_id, set())):
             if index == -1:

@@ -23,9 +23,9 @@ def load(rules, facts):
 """
 
 
-def probe(code: str) -> subprocess.CompletedProcess[str]:
+def probe(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", PRELUDE + textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -102,3 +102,39 @@ def test_rules_with_order_and_inequality_joins_run_reliably(tmp_path: Path) -> N
         run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.strip() == "[('gold',), ()]"  # y has no home label: it differs from every region
+
+
+def test_more_than_511_tests_under_one_node_hang_ruleset_creation() -> None:
+    """A node's children live in a 512-slot open-addressing table searched until a free slot turns
+    up (rete.c, NEXT_BUCKET_LENGTH): the 512th distinct test of one field never returns."""
+    code = """
+        rules = {f"r{i}": {"all": [{"m": {"$and": [{"t": "b"}, {"team": f"t{i}"}]}}]} for i in range(%d)}
+        load(rules, [])
+        """
+    assert probe(code % 500).returncode == 0
+    try:
+        hung = probe(code % 520, timeout=10).returncode != 0  # it registers in milliseconds when it works
+    except subprocess.TimeoutExpired:
+        hung = True
+    assert hung
+
+
+def test_a_program_larger_than_one_ruleset_is_split(tmp_path: Path) -> None:
+    """engine.runtime.PATTERNS_PER_RULESET: 600 rules testing one label against distinct values
+    register (one ruleset would hang, above) and decide as one program."""
+    from engine.runtime import PATTERNS_PER_RULESET
+    from tests.helpers import cluster, key, run, workload
+
+    rules = "policy p { select { kind Deployment } }\n" + "".join(
+        f'rule r{i} {{ when binding b (b.labels.team == "t{i}") and cluster c (c.labels.tier == "x")'
+        f' then reject c for b "team {i}" }}\n'
+        for i in range(600)
+    )
+    result = run(
+        tmp_path,
+        rules,
+        [cluster("a", {"tier": "x"}), cluster("b"), workload("w", {"team": "t599"}), workload("v", {"team": "t3"})],
+    )
+    assert PATTERNS_PER_RULESET < 600 * 2  # two rulesets at least
+    assert [r.message for r in result.placement(key("w")).rejected["a"]] == ["team 599"]
+    assert [r.message for r in result.placement(key("v")).rejected["a"]] == ["team 3"]
