@@ -293,9 +293,11 @@ def _conjuncts(expr: ast.Expr) -> Iterator[ast.Expr]:
 
 
 def compile_rules(
-    rules: Sequence[ast.Rule], symbols: Symbols, builtin: bool = False
+    rules: Sequence[ast.Rule], symbols: Symbols, builtin: bool = False, derived: set[str] | None = None
 ) -> tuple[list[ir.Rule], list[Diagnostic]]:
-    derived = {a.fact_type.value for r in rules for a in r.actions if isinstance(a, ast.Derive)}
+    """``derived``: the fact types the rule set derives (by default, those ``rules`` derive)."""
+    if derived is None:
+        derived = {a.fact_type.value for r in rules for a in r.actions if isinstance(a, ast.Derive)}
     out: list[ir.Rule] = []
     problems: list[Diagnostic] = []
     for rule in rules:

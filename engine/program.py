@@ -9,7 +9,7 @@ from importlib.resources import files
 from engine import ast, ir
 from engine.check import check
 from engine.compile import Symbols, compile_rules, lift
-from engine.errors import Diagnostic, RuleError
+from engine.errors import Diagnostic, RuleError, Span, error
 from engine.parse import parse
 from engine.policy import policy_rules
 from engine.runtime import Program
@@ -35,11 +35,31 @@ def compile_rule_set(
     symbols = Symbols()
     builtin = [r for f in builtin_files() for r in f.rules]
     compiled, problems = compile_rules(builtin, symbols, builtin=True)
-    user, user_problems = compile_rules(rules, symbols)
-    compiled += user
+    derived = {a.fact_type.value for r in rules for a in r.actions if isinstance(a, ast.Derive)}
+    for rule in rules:
+        user, user_problems = compile_rules([rule], symbols, derived=derived)
+        compiled += user
+        problems += user_problems
+        problems += _too_many_properties(symbols, rule.span, problems)
     for policy in policies:
         compiled += policy_rules(policy, symbols)
-    return compiled, symbols, problems + user_problems
+        problems += _too_many_properties(symbols, policy.span, problems)
+    return compiled, symbols, problems
+
+
+# durable-rules 2.0.28 refuses a fact of more than 255 properties (MAX_OBJECT_PROPERTIES, error 302).
+# Every label key the rules name is a property of every cluster and binding fact, and twice one of a
+# placement fact (its binding's and its cluster's), besides a dozen fixed fields and list flags.
+MAX_LABEL_KEYS = 110
+_LIMIT = "the rules name more than {} label keys and zone or cluster values; the engine's facts hold at most 255 fields"
+
+
+def _too_many_properties(symbols: Symbols, span: Span, problems: list[Diagnostic]) -> list[Diagnostic]:
+    """One error, at the rule or policy that went over the limit."""
+    over = len(symbols.labels) + len(symbols.flags) > MAX_LABEL_KEYS
+    if not over or any(d.message == _LIMIT.format(MAX_LABEL_KEYS) for d in problems):
+        return []
+    return [error(_LIMIT.format(MAX_LABEL_KEYS), span)]
 
 
 @cache
