@@ -1,4 +1,6 @@
-"""The ``fleetrules`` command line. Exit codes: 0 clean, 1 problems found, 2 usage or unreadable input.
+"""The ``fleetrules`` command line. Exit codes: 0 clean; 1 problems found (``check``, ``fmt --check``,
+failed tests, ``diff --fail-on``); 2 usage errors and input that cannot be used (unreadable files,
+invalid rules or facts given to a command that evaluates them).
 
 Every command turns FleetrulesError into rendered diagnostics; a traceback means a bug.
 """
@@ -54,9 +56,9 @@ def _guarded(command: F) -> F:
         except UsageError as exc:
             click.echo(f"fleetrules: {exc.render()}", err=True)
             sys.exit(EXIT_USAGE)
-        except FleetrulesError as exc:
+        except FleetrulesError as exc:  # rules or facts that cannot be used: an input error
             click.echo(exc.render(), err=True)
-            sys.exit(EXIT_USAGE if any(d.unreadable for d in exc.diagnostics) else EXIT_PROBLEMS)
+            sys.exit(EXIT_USAGE)
 
     return run  # type: ignore[return-value]
 

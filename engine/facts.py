@@ -9,7 +9,7 @@ fleetrules does not know is reported as a warning rather than dropped in silence
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,49 @@ from engine.errors import Diagnostic, FactError, error, warning
 from engine.karmada import POLICY_KINDS, convert_objects
 from engine.load import display_path, expand
 
-# The C loader when PyYAML was built with libyaml (safe loading either way).
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_YAML_NODES = 1_000_000  # after expanding aliases: a "billion laughs" document stays small on disk
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe loading (the C parser when PyYAML has libyaml) that refuses duplicate keys, which PyYAML
+    would resolve silently to the last value, as Kubernetes' own decoder (sigs.k8s.io/yaml) refuses them."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, Hashable) and key in seen:
+                first = seen[key].start_mark
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {first.line + 1})", key_node.start_mark
+                )
+            if isinstance(key, Hashable):
+                seen[key] = key_node
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+
+
+def _expanded_size(document: Any, limit: int) -> int:
+    """Nodes in ``document`` with every alias expanded, counted once per distinct object; stops past ``limit``."""
+    sizes: dict[int, int] = {}
+
+    def size(value: Any) -> int:
+        if not isinstance(value, (dict, list)):
+            return 1
+        known = sizes.get(id(value))
+        if known is not None:
+            return known
+        sizes[id(value)] = limit + 1  # a cycle (recursive alias) counts as unbounded
+        children = (*value.keys(), *value.values()) if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > limit:
+                break
+        sizes[id(value)] = total
+        return total
+
+    return size(document)
+
 
 FACT_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_FACT_FILE_BYTES = 64 * 1024 * 1024
@@ -198,12 +239,15 @@ class _Reader:
             return ""
         return value
 
-    def integer(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
+    def integer(self, obj: Mapping[str, Any], key: str, path: str, minimum: int | None = None) -> int | None:
         value = obj.get(key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(_join(path, key), f"expected an integer, found {_type_name(value)}")
+            return None
+        if minimum is not None and value < minimum:
+            self.fail(_join(path, key), f"must be at least {minimum}, found {value}")
             return None
         return value
 
@@ -311,7 +355,7 @@ def _eviction_task(r: _Reader, raw: Any, path: str) -> EvictionTask:
         reason=r.string(t, "reason", path),
         message=r.string(t, "message", path),
         producer=r.string(t, "producer", path),
-        replicas=r.integer(t, "replicas", path),
+        replicas=r.integer(t, "replicas", path, minimum=0),
         grace_period_seconds=r.integer(t, "gracePeriodSeconds", path),
         suppress_deletion=r.boolean(t, "suppressDeletion", path),
         preserved_label_state=preserved,
@@ -339,7 +383,7 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         targets.append(
             TargetCluster(
                 r.string(t, "name", f"spec.clusters[{i}]", required=True),
-                r.integer(t, "replicas", f"spec.clusters[{i}]") or 0,
+                r.integer(t, "replicas", f"spec.clusters[{i}]", minimum=0) or 0,
             )
         )
     tasks = [
@@ -364,7 +408,7 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         kind=r.string(resource, "kind", "spec.resource", required=True),
         api_version=r.string(resource, "apiVersion", "spec.resource"),
         resource_name=r.string(resource, "name", "spec.resource", required=True),
-        replicas=r.integer(spec, "replicas", "spec") or 0,
+        replicas=r.integer(spec, "replicas", "spec", minimum=0) or 0,
         clusters=tuple(targets),
         eviction_tasks=tuple(tasks),
         aggregated_status=tuple(statuses),
@@ -508,7 +552,13 @@ def _read_documents(path: Path, shown: str, problems: list[Diagnostic]) -> list[
         problems.append(error(f"not UTF-8 text (byte {exc.start})", subject=shown))
         return []
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        documents = list(yaml.load_all(text, Loader=_Loader))
+        for number, document in enumerate(documents, 1):
+            if _expanded_size(document, MAX_YAML_NODES) > MAX_YAML_NODES:
+                message = f"document {number}: YAML aliases expand to more than {MAX_YAML_NODES:,} values"
+                problems.append(error(message, subject=shown))
+                return []
+        return documents
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -529,7 +579,11 @@ def load_facts(paths: Sequence[str | Path] = (), objects: Iterable[Mapping[str, 
     facts = FactSet()
     for path in fact_files(paths):
         shown = display_path(path)
-        for subject, obj in _objects(_read_documents(path, shown, facts.problems), shown):
+        problems = len(facts.problems)
+        documents = _read_documents(path, shown, facts.problems)
+        if not any(d is not None for d in documents) and len(facts.problems) == problems:
+            facts.problems.append(warning("no objects in this file", subject=shown))
+        for subject, obj in _objects(documents, shown):
             facts.add(subject, obj)
     for subject, obj in _objects(objects, ""):
         facts.add(subject, obj)

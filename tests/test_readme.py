@@ -59,7 +59,7 @@ def test_explain_command(in_root: Path) -> None:
         ),
         (
             ["eval", "tests/golden/errors/three_errors.fr", "--facts", "examples/flink-ha/facts"],
-            1,
+            2,
             "unknown keyword 'tolerat'",
         ),
         (["eval", "examples/flink-ha/policy.fr"], 2, "Missing option '--facts'"),
