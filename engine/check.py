@@ -338,6 +338,8 @@ class _Checker:
             if pattern.condition is not None:
                 for path in _paths(pattern.condition):
                     self.path(path, visible, known_types=known)
+                for path, literal in _literal_comparisons(pattern.condition):
+                    self.literal_type(path, literal, visible)
             if not pattern.negated:
                 bound[pattern.var.value] = pattern
         for action in rule.actions:
@@ -368,6 +370,33 @@ class _Checker:
                 )
         elif len(path.steps) > 1:
             self.err(f"{fact_type}.{name} has no fields", path.span)
+
+    def literal_type(self, path: ast.Path, literal: ast.Literal, visible: dict[str, ast.Pattern]) -> None:
+        """A field of a built-in fact compared with a literal of another type never matches: an error."""
+        pattern = visible.get(path.var)
+        fields = BUILTIN_FACTS.get(pattern.fact_type.value, {}) if pattern is not None and path.steps else {}
+        kind = fields.get(path.steps[0]) if fields else None
+        expected = (
+            {
+                FieldType.BOOL: (bool, "true or false"),
+                FieldType.NUMBER: (int, "a number"),
+                FieldType.STRING: (str, "a string"),
+                FieldType.LABELS: (str, "a string"),
+            }.get(kind)
+            if kind is not None
+            else None
+        )
+        if expected is None:
+            return
+        python_type, what = expected
+        value = literal.value
+        if isinstance(value, python_type) and (python_type is bool or not isinstance(value, bool)):
+            return
+        shown = f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else value
+        text = ".".join((path.var, *path.steps))
+        self.err(
+            f"{text} is {what.replace('true or false', 'a boolean')}: compare it with {what}, not {shown}", literal.span
+        )
 
     def action(self, action: ast.Action, bound: dict[str, ast.Pattern]) -> None:
         def expect(var: ast.Word, fact_type: str) -> None:
@@ -451,6 +480,23 @@ def _paths(expr: ast.Expr) -> Iterator[ast.Path]:
     elif isinstance(expr, (ast.And, ast.Or)):
         for operand in expr.operands:
             yield from _paths(operand)
+
+
+def _literal_comparisons(expr: ast.Expr) -> Iterator[tuple[ast.Path, ast.Literal]]:
+    """(field, literal) pairs compared directly or by `in [...]` in a condition."""
+    if isinstance(expr, ast.Compare):
+        for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(a, ast.Path) and isinstance(b, ast.Literal):
+                yield a, b
+    elif isinstance(expr, ast.Member) and isinstance(expr.item, ast.Path) and isinstance(expr.container, ast.ListExpr):
+        for item in expr.container.items:
+            if isinstance(item, ast.Literal):
+                yield expr.item, item
+    elif isinstance(expr, ast.Not):
+        yield from _literal_comparisons(expr.operand)
+    elif isinstance(expr, (ast.And, ast.Or)):
+        for operand in expr.operands:
+            yield from _literal_comparisons(operand)
 
 
 def check(files: Sequence[ast.File]) -> list[Diagnostic]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from engine import ast
 from engine.check import check
-from engine.errors import Diagnostic, RuleError, Severity, Span, UsageError, error
+from engine.errors import Diagnostic, RuleError, Severity, Span, UsageError, error, warning
 from engine.karmada import policy_file
 from engine.parse import parse_partial
 
@@ -123,6 +123,8 @@ class _Loader:
         self.diagnostics += syntax
         if tree is None:
             return
+        if not tree.items and not syntax:
+            self.diagnostics.append(warning("no rules, policies or includes in this file", Span(shown, 0, 0, 0, 0)))
         for include in tree.includes:
             target = path.parent / include.path.value
             if not target.is_file():
