@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -43,7 +44,7 @@ def _never_crashes(text: str) -> None:
         assert exc.diagnostics
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=int(os.environ.get("FLEETRULES_FUZZ_EXAMPLES", "300")), deadline=None)
 @given(st.binary(max_size=200))
 def test_random_bytes_give_clean_errors(data: bytes) -> None:
     _never_crashes(data.decode("utf-8", errors="replace"))
@@ -53,13 +54,13 @@ _PUNCTUATION = ["{", "}", "(", ")", "[", "]", ",", ":", "=", "==", "!=", "<", "!
 _SOUP = [*sorted(keywords()), *_PUNCTUATION, "x", "c.name", '"s"', "5m", "42", "# c\n", "\n", "b.labels", '["k"]']
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=int(os.environ.get("FLEETRULES_FUZZ_EXAMPLES", "500")), deadline=None)
 @given(st.lists(st.sampled_from(_SOUP), max_size=40))
 def test_token_soup_gives_clean_errors(tokens: list[str]) -> None:
     _never_crashes(" ".join(tokens))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=int(os.environ.get("FLEETRULES_FUZZ_EXAMPLES", "200")), deadline=None)
 @given(st.data())
 def test_mutated_examples_give_clean_errors(data: st.DataObject) -> None:
     """Delete or duplicate a slice of a real file: near-valid input exercises the recovery."""
