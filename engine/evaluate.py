@@ -230,9 +230,10 @@ class _Evaluation:
 
     def _feasibility(
         self, binding: Binding, shared: _Shared, own: list[Decision]
-    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, list[Decision]]:
-        """(rejected clusters with reasons, feasible clusters, the decisions that apply) for one term:
-        the policy's shared result, overlaid with the binding's own decisions and exemptions."""
+    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, list[Decision], list[Decision]]:
+        """(rejected clusters with reasons, feasible clusters, the decisions that apply, the binding's own
+        among them) for one term: the policy's shared result, overlaid with the binding's own decisions
+        and exemptions."""
         lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
         gone = {id(d) for d in shared.exemptable if not self._applies(d, lists)} if lists else set()
         mine = [d for d in own if self._counts(d, shared.term)]
@@ -240,7 +241,7 @@ class _Evaluation:
         applied += mine
         rejects = [d for d in mine if d.kind == "reject"]
         if not gone and not rejects:
-            return shared.rejected, shared.feasible, applied
+            return shared.rejected, shared.feasible, applied, mine
         changes: dict[str, tuple[Reason, ...] | None] = {}
         for cluster in {d.cluster for d in shared.exemptable if id(d) in gone} | {d.cluster for d in rejects}:
             reasons = [d for d in shared.by_cluster.get(cluster, []) if id(d) not in gone]
@@ -249,7 +250,7 @@ class _Evaluation:
         now_rejected = {c for c, reasons in changes.items() if reasons is not None}
         now_free = {c for c, reasons in changes.items() if reasons is None}
         feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
-        return Overlay(shared.rejected, changes), feasible, applied
+        return Overlay(shared.rejected, changes), feasible, applied, mine
 
     def decide(self, binding: Binding) -> Placement:
         policy = self.binding_policy[binding.key]
@@ -259,18 +260,12 @@ class _Evaluation:
         terms = affinity_terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
         minimum, maximum = spread_limits(policy)
-        chosen_term = terms[start]
-        rejected: Mapping[str, tuple[Reason, ...]] = {}
-        applied: list[Decision] = []
-        shared = self._shared(name, chosen_term)
-        feasible = shared.feasible
-        for term in terms[start:]:
+        for term in terms[start:]:  # clusterAffinities: the first term with enough feasible clusters, or the last
             shared = self._shared(name, term)
-            rejected, feasible, applied = self._feasibility(binding, shared, own)
-            chosen_term = term
+            rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
             if len(feasible) >= max(minimum, 1):
                 break
-        scores = self._scores(shared, applied, feasible, binding.cluster_names)
+        scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
         unschedulable, message = False, ""
         if not feasible:
             unschedulable = True
@@ -300,17 +295,17 @@ class _Evaluation:
             unschedulable=unschedulable,
             message=message,
             previous=binding.cluster_names,
-            affinity_term=chosen_term,
+            affinity_term=term,
             explanations=_Lazy(lambda: self._explain(applied, binding_id)),
         )
 
     def _scores(
-        self, shared: _Shared, applied: list[Decision], feasible: Subset, current: Sequence[str]
+        self, shared: _Shared, applied: list[Decision], mine: list[Decision], feasible: Subset, current: Sequence[str]
     ) -> Mapping[str, int]:
         """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
         NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
-        own = len(applied) > len(shared.decisions)  # applied = the shared decisions that apply, then its own
-        prefers = [d for d in applied if d.kind == "prefer"] if shared.prefers or own else []
+        any_prefer = shared.prefers or any(d.kind == "prefer" for d in mine)
+        prefers = [d for d in applied if d.kind == "prefer"] if any_prefer else []
         if not prefers and not current:
             return shared.zero_scores if feasible is shared.feasible else Constant(feasible, 0)
         raw = dict.fromkeys(feasible, 0)

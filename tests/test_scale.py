@@ -122,3 +122,26 @@ def test_overlay_is_the_dict_with_changes(base: dict[str, int], changes: dict[st
     expected = {k: v for k, v in ({**ordered, **changes}).items() if v is not None}
     view = Overlay(ordered, changes)
     assert view == expected and list(view) == sorted(expected) and len(view) == len(expected)
+
+
+def test_own_preferences_count_when_exemptions_outnumber_them(tmp_path: Path) -> None:
+    """A binding already on two tainted clusters (two shared decisions exempted) with one preference
+    of its own: the preference is scored (S6 preferred terms; S2 exemption)."""
+    rules = (
+        "policy p {\n  select { kind Deployment }\n  prefer workload affinity by app weight 10\n"
+        "  spread by cluster max 1\n}\n"
+    )
+    facts = [
+        cluster("a", taints=[TAINT]),
+        cluster("b", taints=[TAINT]),
+        cluster("c"),
+        cluster("d"),
+        workload("peer", {"app": "x"}),
+        binding("peer", ["d"]),
+        workload("w", {"app": "x"}),
+        binding("w", ["a", "b"]),
+    ]
+    result = run(tmp_path, rules, facts)
+    assert result.placement(key("peer")).clusters == ("d",)  # kept: locality
+    placement = result.placement(key("w"))
+    assert placement.scores == {"a": 100, "b": 100, "c": 0, "d": 100}
