@@ -71,11 +71,9 @@ def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...]) -> Pr
     compiled = [lift(rule) for rule in compiled]
     fact_types = {*BUILTIN_FACTS, *INTERNAL_FACTS}
     fact_types |= {a.fact_type for r in compiled for a in r.actions if isinstance(a, ir.Derive)}
-    engine_program = Program(compiled, symbols, fact_types)
     # The built-in rules and required workload terms match placements of a binding's own groups only;
     # rule files and preferred terms match any.
     ungrouped = {p.fact_type.value for r in rules for p in r.patterns}
     if any(isinstance(s, ast.WorkloadTerm) and s.preferred for p in policies for s in p.statements):
         ungrouped.add("placement")
-    engine_program.ungrouped = frozenset(ungrouped)
-    return engine_program
+    return Program(compiled, symbols, fact_types, frozenset(ungrouped))

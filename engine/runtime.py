@@ -89,12 +89,18 @@ class Decision:
 class Program:
     """A compiled rule set, registered with the engine once and evaluated many times."""
 
-    def __init__(self, rules: list[ir.Rule], symbols: Symbols, fact_types: Iterable[str]) -> None:
+    def __init__(
+        self,
+        rules: list[ir.Rule],
+        symbols: Symbols,
+        fact_types: Iterable[str],
+        ungrouped: frozenset[str] = frozenset(BUILTIN_FACTS),
+    ) -> None:
         self.rules = rules
         self.symbols = symbols
         self.name = f"fleetrules_{next(_NAMES)}"
         # fact types that some rule matches whatever the binding's workload affinity groups (engine.program)
-        self.ungrouped: frozenset[str] = frozenset(BUILTIN_FACTS)
+        self.ungrouped = ungrouped
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
         for rule in rules:
