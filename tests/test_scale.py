@@ -145,3 +145,17 @@ def test_own_preferences_count_when_exemptions_outnumber_them(tmp_path: Path) ->
     assert result.placement(key("peer")).clusters == ("d",)  # kept: locality
     placement = result.placement(key("w"))
     assert placement.scores == {"a": 100, "b": 100, "c": 0, "d": 100}
+
+
+def test_rule_files_see_placements_of_bindings_without_groups(tmp_path: Path) -> None:
+    """Placement facts are skipped only where no rule can match them: a rule file matching placements
+    sees those of bindings in no workload affinity group (engine.program, `ungrouped`)."""
+    rules = (
+        "policy p {\n  select { kind Deployment }\n  spread by cluster max 1\n}\n"
+        "rule one-per-namespace {\n  when binding b\n"
+        "   and placement q (q.namespace == b.namespace and q.binding != b.name)\n"
+        "   and cluster c (c.name == q.cluster)\n"
+        '  then reject c for b "namespace already placed here"\n}\n'
+    )
+    result = run(tmp_path, rules, [cluster("a"), cluster("b"), workload("v"), workload("w")])
+    assert [result.placement(key(n)).clusters for n in ("v", "w")] == [("a",), ("b",)]
