@@ -375,28 +375,16 @@ class _Checker:
         """A field of a built-in fact compared with a literal of another type never matches: an error."""
         pattern = visible.get(path.var)
         fields = BUILTIN_FACTS.get(pattern.fact_type.value, {}) if pattern is not None and path.steps else {}
-        kind = fields.get(path.steps[0]) if fields else None
-        expected = (
-            {
-                FieldType.BOOL: (bool, "true or false"),
-                FieldType.NUMBER: (int, "a number"),
-                FieldType.STRING: (str, "a string"),
-                FieldType.LABELS: (str, "a string"),
-            }.get(kind)
-            if kind is not None
-            else None
-        )
+        expected = _LITERAL_TYPES.get(fields.get(path.steps[0])) if fields else None
         if expected is None:
             return
-        python_type, what = expected
+        python_type, noun, hint = expected
         value = literal.value
         if isinstance(value, python_type) and (python_type is bool or not isinstance(value, bool)):
             return
         shown = f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else value
         text = ".".join((path.var, *path.steps))
-        self.err(
-            f"{text} is {what.replace('true or false', 'a boolean')}: compare it with {what}, not {shown}", literal.span
-        )
+        self.err(f"{text} is {noun}: compare it with {hint}, not {shown}", literal.span)
 
     def action(self, action: ast.Action, bound: dict[str, ast.Pattern]) -> None:
         def expect(var: ast.Word, fact_type: str) -> None:
@@ -463,40 +451,48 @@ def _contradicts(reqs: list[ast.Requirement]) -> bool:
     return allowed is not None and not (allowed - denied)
 
 
-def _paths(expr: ast.Expr) -> Iterator[ast.Path]:
-    if isinstance(expr, ast.Path):
-        yield expr
-    elif isinstance(expr, ast.ListExpr):
-        for item in expr.items:
-            yield from _paths(item)
+# field type → (literal type, what the field is, what to compare it with)
+_LITERAL_TYPES: dict[FieldType | None, tuple[type, str, str]] = {
+    FieldType.BOOL: (bool, "a boolean", "true or false"),
+    FieldType.NUMBER: (int, "a number", "a number"),
+    FieldType.STRING: (str, "a string", "a string"),
+    FieldType.LABELS: (str, "a string", "a string"),
+}
+
+
+def _subexpressions(expr: ast.Expr) -> Iterator[ast.Expr]:
+    """``expr`` and every expression inside it, depth first."""
+    yield expr
+    children: tuple[ast.Expr, ...] = ()
+    if isinstance(expr, ast.ListExpr):
+        children = expr.items
     elif isinstance(expr, ast.Compare):
-        yield from _paths(expr.left)
-        yield from _paths(expr.right)
+        children = (expr.left, expr.right)
     elif isinstance(expr, ast.Member):
-        yield from _paths(expr.item)
-        yield from _paths(expr.container)
+        children = (expr.item, expr.container)
     elif isinstance(expr, ast.Not):
-        yield from _paths(expr.operand)
+        children = (expr.operand,)
     elif isinstance(expr, (ast.And, ast.Or)):
-        for operand in expr.operands:
-            yield from _paths(operand)
+        children = expr.operands
+    for child in children:
+        yield from _subexpressions(child)
+
+
+def _paths(expr: ast.Expr) -> Iterator[ast.Path]:
+    return (e for e in _subexpressions(expr) if isinstance(e, ast.Path))
 
 
 def _literal_comparisons(expr: ast.Expr) -> Iterator[tuple[ast.Path, ast.Literal]]:
     """(field, literal) pairs compared directly or by `in [...]` in a condition."""
-    if isinstance(expr, ast.Compare):
-        for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
-            if isinstance(a, ast.Path) and isinstance(b, ast.Literal):
-                yield a, b
-    elif isinstance(expr, ast.Member) and isinstance(expr.item, ast.Path) and isinstance(expr.container, ast.ListExpr):
-        for item in expr.container.items:
-            if isinstance(item, ast.Literal):
-                yield expr.item, item
-    elif isinstance(expr, ast.Not):
-        yield from _literal_comparisons(expr.operand)
-    elif isinstance(expr, (ast.And, ast.Or)):
-        for operand in expr.operands:
-            yield from _literal_comparisons(operand)
+    for e in _subexpressions(expr):
+        if isinstance(e, ast.Compare):
+            for a, b in ((e.left, e.right), (e.right, e.left)):
+                if isinstance(a, ast.Path) and isinstance(b, ast.Literal):
+                    yield a, b
+        elif isinstance(e, ast.Member) and isinstance(e.item, ast.Path) and isinstance(e.container, ast.ListExpr):
+            for item in e.container.items:
+                if isinstance(item, ast.Literal):
+                    yield e.item, item
 
 
 def check(files: Sequence[ast.File]) -> list[Diagnostic]:
