@@ -30,7 +30,10 @@ from typing import Any
 import yaml
 
 from engine import Facts, RuleSet, evaluate, load_facts, load_rules
-from engine.simulate import Event, Simulator
+from engine.errors import NO_SPAN
+from engine.evaluate import scheduler_for
+from engine.failover.simulate import Simulator
+from engine.inputs.events import Event
 
 RULES = """policy fleet {
   select { kind Deployment }
@@ -131,20 +134,21 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
 def incremental(rules: RuleSet, facts: Facts) -> float:
     """Seconds to re-evaluate after the first cluster goes NotReady, in a session that placed everything."""
     start = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
-    simulator = Simulator(rules, facts, start)
+    scheduler = scheduler_for(rules, facts)
     try:
+        simulator = Simulator(scheduler, start)
         simulator.step()  # the full placement, as the evaluation above
         t0 = time.perf_counter()
-        simulator.apply(Event(start, "ready", {"cluster": facts.clusters[1].name, "status": "False"}, "benchmark"))
+        simulator.apply(Event(start, "ready", {"cluster": facts.clusters[1].name, "status": "False"}, NO_SPAN))
         simulator.step()
         return time.perf_counter() - t0
     finally:
-        simulator.engine.session.close()
+        scheduler.close()
 
 
 def compile_rules(count: int) -> float:
     """Seconds to parse, check and compile a file of ``count`` rules into a registered engine program."""
-    from engine.program import program
+    from engine.schedule.program import program
 
     text = "".join(
         f'rule r{i} {{\n  when binding b (b.labels.team == "t{i}")\n   and cluster c (c.labels.tier != "t{i % 7}")\n'

@@ -6,21 +6,27 @@
 The public surface is re-exported here; everything else is private to the package.
 """
 
-from engine.ast import File
-from engine.check import check
+from engine.check.rules import load_rules
+from engine.check.semantic import check
 from engine.errors import Diagnostic, FactError, FleetrulesError, RuleError, Severity, Span, UsageError
-from engine.evaluate import evaluate
-from engine.facts import Binding, Cluster, Facts, load_facts
-from engine.fmt import format_file, format_source
-from engine.load import RuleSet, load_rules
-from engine.parse import parse
-from engine.render import result_data, to_json, to_text, to_yaml
-from engine.results import Explanation, Placement, Reason, Result
+from engine.evaluate import evaluate, simulate
+from engine.inputs.facts import Binding, Cluster, EvictionTask, Facts
+from engine.inputs.objects import load_facts
+from engine.inputs.rules import RuleSet
+from engine.render.results import result_data, to_json, to_text, to_yaml
+from engine.results import Entry, EntryKind, Eviction, Explanation, Placement, Reason, Result
+from engine.syntax.ast import File
+from engine.syntax.fmt import format_file, format_source
+from engine.syntax.parse import parse
 
 __all__ = [
     "Binding",
     "Cluster",
     "Diagnostic",
+    "Entry",
+    "EntryKind",
+    "Eviction",
+    "EvictionTask",
     "Explanation",
     "FactError",
     "Facts",
@@ -42,6 +48,7 @@ __all__ = [
     "load_rules",
     "parse",
     "result_data",
+    "simulate",
     "to_json",
     "to_text",
     "to_yaml",

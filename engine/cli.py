@@ -21,24 +21,28 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.ast import File
-from engine.check import did_you_mean
-from engine.diff import CATEGORIES, compare
-from engine.diff import to_json as diff_json
-from engine.diff import to_markdown as diff_markdown
-from engine.diff import to_text as diff_text
-from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, render
+from engine.check.rules import load_rule_set
+from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, render
 from engine.evaluate import evaluate
-from engine.facts import load_facts, parse_time
-from engine.failover import rfc3339
-from engine.fmt import format_file
-from engine.load import RuleSet, display_path, expand, load_rule_set, read_source
-from engine.parse import parse_partial
-from engine.render import explain_text, to_json, to_text, to_yaml
+from engine.evaluate import simulate as run_simulation
+from engine.inputs.events import load_events
+from engine.inputs.facts import parse_time, rfc3339
+from engine.inputs.files import display_path, expand, read_source
+from engine.inputs.objects import load_facts
+from engine.inputs.rules import RuleSet
+from engine.render.diff import to_json as diff_json
+from engine.render.diff import to_markdown as diff_markdown
+from engine.render.diff import to_text as diff_text
+from engine.render.results import explain_text, to_json, to_text, to_yaml
+from engine.render.tests import junit
+from engine.render.tests import text as test_text
+from engine.render.timeline import timeline_text
 from engine.results import Result
-from engine.simulate import Simulator, load_events, timeline_text
-from engine.testing import TEST_SUFFIX, junit, run_tests
-from engine.testing import text as test_text
+from engine.review.diff import CATEGORIES, compare
+from engine.review.testing import TEST_SUFFIX, run_tests
+from engine.syntax.ast import File
+from engine.syntax.fmt import format_file
+from engine.syntax.parse import parse_partial
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -276,7 +280,7 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     loaded = load_facts(facts)
     for d in loaded.warnings:
         click.echo(render(d), err=True)
-    entries = Simulator(rule_set, loaded, start).run(timeline)
+    entries = run_simulation(rule_set, loaded, start, timeline)
     if output == "json":
         click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:

@@ -6,6 +6,7 @@ the text it is about, so it can be shown as ``file:line:col: error: message`` wi
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -60,6 +61,9 @@ def warning(message: str, span: Span | None = None, subject: str | None = None) 
     return Diagnostic(Severity.WARNING, message, span, subject)
 
 
+SNIPPET_WIDTH = 200  # characters of a source line shown under a diagnostic
+
+
 class FleetrulesError(Exception):
     """Base of every error fleetrules raises on bad input; carries one or more diagnostics."""
 
@@ -105,7 +109,18 @@ def render(diagnostic: Diagnostic, sources: Mapping[str, str] | None = None) -> 
         return head
     line = lines[span.line - 1].expandtabs(1)
     end = span.end_column if span.end_line == span.line else len(line) + 1
-    width = max(1, end - span.column)
+    column = span.column
+    if len(line) > SNIPPET_WIDTH:  # a window around the span, not the whole of a very long line
+        start = max(0, min(column - 1 - SNIPPET_WIDTH // 2, len(line) - SNIPPET_WIDTH))
+        line = ("…" if start else "") + line[start : start + SNIPPET_WIDTH] + "…"
+        column, end = column - start + (1 if start else 0), end - start + (1 if start else 0)
+    width = max(1, min(end, len(line) + 1) - column)
     gutter = f"{span.line:>4} | "
-    caret = " " * (len(gutter) - 2) + "| " + " " * (span.column - 1) + "^" + "~" * (width - 1)
+    caret = " " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" + "~" * (width - 1)
     return f"{head}\n{gutter}{line}\n{caret}"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'X'?`` for the closest of ``choices``, or nothing."""
+    guess = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f"; did you mean '{guess[0]}'?" if guess else ""

@@ -1,13 +1,19 @@
-"""Typed evaluation results (shared/spec/semantics.md S7)."""
+"""Typed evaluation results (shared/spec/semantics.md S7): placements, evictions and the timeline.
+
+Everything that crosses a stage after scheduling is one of these frozen dataclasses; renderers and
+reviewers read them, never an engine's own structures.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import Diagnostic
+from engine.inputs.facts import EvictionTask, rfc3339, task_data
 
 
 @dataclass(frozen=True)
@@ -54,10 +60,83 @@ class Placement:
     explanations: Mapping[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
 
 
+class EntryKind(enum.StrEnum):
+    """What a timeline entry records: an event of the events file, or what a controller did."""
+
+    HEALTH = "health"
+    TAINT = "taint"
+    UNTAINT = "untaint"
+    READY = "ready"
+    EVICTED = "evicted"
+    EVICTION_FAILED = "eviction-failed"
+    SCHEDULED = "scheduled"
+    UNSCHEDULABLE = "unschedulable"
+    WORK_CREATED = "work-created"
+    WORK_DELETED = "work-deleted"
+    LABELS = "labels"
+    TASK_REMOVED = "task-removed"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing that happened, for the timeline and for `eval`'s evictions."""
+
+    time: dt.datetime
+    kind: EntryKind
+    binding: str
+    cluster: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)  # plain data: strings, numbers, lists, mappings
+    task: EvictionTask | None = None  # of an eviction: the task it created
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"time": rfc3339(self.time), "event": str(self.kind), "binding": self.binding}
+        if self.cluster:
+            out["cluster"] = self.cluster
+        if self.task is not None:
+            out["task"] = task_data(self.task)
+        return out | dict(self.detail)
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """A failover eviction at the evaluation time: the task created, or why none could be (``error``)."""
+
+    time: dt.datetime
+    binding: str
+    cluster: str
+    task: EvictionTask | None
+    error: str = ""
+    rule: str = ""  # the rule whose `evict` action asked for it, if one did
+    source: str = ""  # FILE:LINE of that rule, or of the failover block whose state preservation failed
+    clusters: tuple[str, ...] = ()  # the binding's clusters afterwards
+    injected_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # cluster → labels
+
+    @property
+    def failed(self) -> bool:
+        return self.task is None
+
+    def data(self) -> dict[str, Any]:
+        """As JSON and YAML output show it; the task with Karmada's field names."""
+        out: dict[str, Any] = {"time": rfc3339(self.time), "event": "eviction-failed" if self.failed else "evicted"}
+        out |= {"binding": self.binding, "cluster": self.cluster}
+        if self.task is not None:
+            out["task"] = task_data(self.task)
+        if self.error:
+            out["error"] = self.error
+        if self.rule:
+            out["rule"] = self.rule
+        if self.source:
+            out["source"] = self.source
+        if self.task is not None:
+            out["clusters"] = list(self.clusters)
+            out["injectedLabels"] = {c: dict(labels) for c, labels in self.injected_labels.items()}
+        return out
+
+
 @dataclass(frozen=True)
 class Result:
     placements: tuple[Placement, ...]
-    evictions: tuple[Any, ...] = ()
+    evictions: tuple[Eviction, ...] = ()
     unmatched: tuple[str, ...] = ()  # bindings no policy selects
     now: dt.datetime | None = None
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)

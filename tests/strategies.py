@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from engine import ast
-from engine.parse import keywords
+from engine.syntax import ast
+from engine.syntax.parse import keywords
 
 _KEYWORDS = keywords()
 identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(lambda s: s not in _KEYWORDS)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import evaluate, load_facts, load_rules, to_json
-from engine.runtime import _SESSIONS
+from engine.backend.durable import _SESSIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 STORIES = ["flink-ha", "training-colocation"]

@@ -122,7 +122,7 @@ def test_more_than_511_tests_under_one_node_hang_ruleset_creation() -> None:
 def test_a_program_larger_than_one_ruleset_is_split(tmp_path: Path) -> None:
     """engine.runtime.PATTERNS_PER_RULESET: 600 rules testing one label against distinct values
     register (one ruleset would hang, above) and decide as one program."""
-    from engine.runtime import PATTERNS_PER_RULESET
+    from engine.backend.durable import PATTERNS_PER_RULESET
     from tests.helpers import cluster, key, run, workload
 
     rules = "policy p { select { kind Deployment } }\n" + "".join(

@@ -1,4 +1,4 @@
-"""S1 facts: Karmada objects from YAML, with errors naming the file, the document and the field."""
+"""S1 facts: Karmada objects from YAML, with errors at the field's file, line and column."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine import FactError, UsageError, load_facts
-from engine.facts import binding_name
+from engine.inputs.facts import binding_name
 
 
 def write(tmp_path: Path, text: str, name: str = "facts.yaml") -> Path:
@@ -50,7 +50,7 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("kind: Cluster\nmetadata: {}\n", "facts.yaml document 1 (Cluster ?): error: metadata.name: required"),
+        ("kind: Cluster\nmetadata: {}\n", "facts.yaml:2:11: error: Cluster ?: metadata.name: required"),
         (
             "kind: Cluster\nmetadata: {name: m1, labels: {v: 1}}\n",
             "metadata.labels.v: label keys and values must be strings",
@@ -62,8 +62,7 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
         ),
         (
             "kind: Cluster\nmetadata: {name: m1}\n---\nkind: Cluster\nmetadata: {name: m1}\n",
-            "facts.yaml document 2 (Cluster m1): error: metadata.name: duplicate Cluster m1 "
-            "(also in facts.yaml document 1)",
+            "facts.yaml:5:18: error: Cluster m1: metadata.name: duplicate Cluster m1 (also at facts.yaml:1)",
         ),
         ("- just\n- a list\n", "expected a Kubernetes object (a mapping), found a list"),
         ("metadata: {name: x}\n", "kind: required"),
@@ -73,7 +72,7 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
             "status: {aggregatedStatus: [{clusterName: m1, health: Sick}]}\n",
             "status.aggregatedStatus[0].health: expected Healthy, Unhealthy or Unknown",
         ),
-        ("a: [unclosed\n", "line 2, column 1: invalid YAML"),
+        ("a: [unclosed\n", "facts.yaml:2:1: error: invalid YAML"),
         (
             "kind: Cluster\nmetadata: {name: m1}\nstatus:\n"
             '  conditions: [{type: Ready, status: "True", lastTransitionTime: yesterday}]\n',
@@ -81,7 +80,7 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
         ),
     ],
 )
-def test_bad_facts_name_file_document_and_field(
+def test_bad_facts_name_file_line_column_and_field(
     tmp_path: Path, text: str, message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)

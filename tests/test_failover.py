@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from engine import evaluate, load_facts, load_rules
 from engine.cli import main
-from engine.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
-from engine.failover import World, graceful_eviction, injected_labels, task_problems
+from engine.failover.controllers import World, graceful_eviction, injected_labels, task_problems
+from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
 from tests.golden import assert_golden
 
 EXAMPLE = Path("examples/flink-checkpoint")
@@ -83,8 +83,8 @@ def test_eval_now_reports_the_eviction_and_the_injection(in_root: Path) -> None:
     rules = load_rules([EXAMPLE / "policy.fr"])
     assert evaluate(rules, facts, T0 + dt.timedelta(seconds=120)).evictions == ()  # strictly more than 2m
     (eviction,) = evaluate(rules, facts, T0 + dt.timedelta(seconds=121)).evictions
-    assert eviction["event"] == "evicted" and eviction["clusters"] == ["member2"]
-    assert eviction["injectedLabels"]["member2"]["karmada.io/failover-jobid"] == "5f1c2a9e"
+    assert not eviction.failed and eviction.clusters == ("member2",)
+    assert eviction.injected_labels["member2"]["karmada.io/failover-jobid"] == "5f1c2a9e"
 
 
 def test_a_missing_jsonpath_key_is_an_error_in_the_output(tmp_path: Path, in_root: Path) -> None:

@@ -12,9 +12,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import FactError, load_facts, load_rules
-from engine.failover import Entry
-from engine.simulate import Event, Simulator, load_events
+from engine import Entry, FactError, load_facts, load_rules, simulate
+from engine.errors import NO_SPAN
+from engine.inputs.events import Event, load_events
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "flink-checkpoint"
@@ -22,22 +22,22 @@ BINDING = "streaming/fraud-detector-flinkdeployment"
 T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
 
 
-HEALTHY = Event(T0, "health", {"binding": BINDING, "cluster": "member1", "status": "Healthy"}, "test")
+HEALTHY = Event(T0, "health", {"binding": BINDING, "cluster": "member1", "status": "Healthy"}, NO_SPAN)
 
 
 def run(mode: str, events: list[Event]) -> list[Entry]:
     rules = load_rules([EXAMPLE / "modes" / f"{mode}.fr"])
-    return Simulator(rules, load_facts([EXAMPLE / "facts"]), T0).run(events)
+    return list(simulate(rules, load_facts([EXAMPLE / "facts"]), T0, events))
 
 
 def event(seconds: int, kind: str, **fields: str) -> Event:
-    return Event(T0 + dt.timedelta(seconds=seconds), kind, fields, "test")
+    return Event(T0 + dt.timedelta(seconds=seconds), kind, fields, NO_SPAN)
 
 
 def test_an_untolerated_noexecute_taint_evicts_at_once() -> None:
     entries = run("directly", [event(30, "taint", cluster="member1", key="maintenance", effect="NoExecute")])
     evicted = next(e for e in entries if e.kind == "evicted")
-    task = evicted.detail["task"]
+    task = evicted.data()["task"]
     assert evicted.time == T0 + dt.timedelta(seconds=30)
     assert (task["reason"], task["producer"], task["purgeMode"]) == ("TaintUntolerated", "TaintManager", "Directly")
     # failover.cluster's state preservation; no grace, no suppression, no clustersBeforeFailover (§4.3)
@@ -69,8 +69,8 @@ def test_events_file_errors(tmp_path: Path) -> None:
     with pytest.raises(FactError) as caught:
         load_events(path)
     text = str(caught.value)
-    assert "events.yaml events[0]: error: at: expected a duration" in text
-    assert "events.yaml events[1]: error: an event is one of health, ready, taint, untaint" in text
+    assert "events.yaml:3:7: error: events[0].at: expected a duration" in text
+    assert "events.yaml:5:3: error: events[1]: an event is one of health, ready, taint, untaint" in text
 
 
 def test_events_file_round_trip(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_invariants_over_random_event_sequences(events: list[Event]) -> None:
             elif e.kind == "task-removed":
                 open_tasks[e.cluster] = 0
         for task in evicted:
-            purge = task.detail["task"]["purgeMode"]
+            purge = task.data()["task"]["purgeMode"]
             later = [e for e in entries if e.cluster == task.cluster and e.time >= task.time]
             deleted = [e.time for e in later if e.kind == "work-deleted"]
             removed = [e.time for e in later if e.kind == "task-removed"]
@@ -129,7 +129,7 @@ def test_invariants_over_random_event_sequences(events: list[Event]) -> None:
         for e in entries:
             if e.kind in ("work-created", "labels") and e.detail.get("injectedLabels"):
                 newest = [t for t in evicted if t.time <= e.time][-1]
-                assert e.detail["injectedLabels"] == newest.detail["task"].get("preservedLabelState", {})
+                assert e.detail["injectedLabels"] == newest.data()["task"].get("preservedLabelState", {})
 
 
 def test_a_rule_can_evict(tmp_path: Path) -> None:
@@ -151,9 +151,9 @@ def test_a_rule_can_evict(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="invalid eviction reason 'Spot Reclaimed'"):
         load_rules([tmp_path / "rules.fr"])
     (tmp_path / "rules.fr").write_text(rules.split("\nrule bad-reason")[0])
-    entries = Simulator(load_rules([tmp_path / "rules.fr"]), load_facts([facts_dir]), T0).run([HEALTHY])
+    entries = simulate(load_rules([tmp_path / "rules.fr"]), load_facts([facts_dir]), T0, [HEALTHY])
     evicted = next(e for e in entries if e.kind == "evicted")
-    task = evicted.detail["task"]
+    task = evicted.data()["task"]
     assert (evicted.cluster, task["reason"], task["purgeMode"]) == ("member1", "SpotReclaimed", "Gracefully")
     assert task["message"] == "spot capacity reclaimed in member1" and task["producer"] == "fleetrules rule drain-spot"
     line = rules.splitlines().index("rule drain-spot {") + 1

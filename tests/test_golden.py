@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.ast import dump
+from engine.check.rules import load_rule_set
 from engine.errors import render
-from engine.fmt import format_file, format_source
-from engine.load import load_rule_set
-from engine.parse import keywords, parse
+from engine.syntax.ast import dump
+from engine.syntax.fmt import format_file, format_source
+from engine.syntax.parse import keywords, parse
 from tests.golden import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"

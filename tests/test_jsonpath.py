@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.jsonpath import JsonPathError, evaluate, parse
+from engine.kube.jsonpath import JsonPathError, evaluate, parse
 
 STATUS = {"replicas": 2, "health": True}
 LIST = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import k8s
+from engine.kube import validation as k8s
 
 
 @pytest.mark.parametrize(

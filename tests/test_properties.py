@@ -8,11 +8,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import ast
-from engine.check import check
+from engine.check.semantic import check
 from engine.errors import RuleError
-from engine.fmt import format_file, format_source
-from engine.parse import keywords, parse, parse_partial
+from engine.syntax import ast
+from engine.syntax.fmt import format_file, format_source
+from engine.syntax.parse import keywords, parse, parse_partial
 from tests.strategies import files
 
 EXAMPLES = sorted(Path(__file__).parent.parent.joinpath("examples").rglob("*.fr"))

@@ -49,7 +49,7 @@ def test_bad_test_files_are_failures_with_reasons(tmp_path: Path) -> None:
     code, out, _ = run(str(tmp_path))
     assert code == 1 and out.endswith("0 passed, 3 failed\n")
     assert "expect: a mapping of evictions, placements, rejected" in out
-    assert "unknown field(s) nme" in out and "cannot read" in out
+    assert "unknown field(s) nme" in out and "broken_test.yaml:2:1: error: invalid YAML" in out
 
 
 def test_usage(tmp_path: Path) -> None:

@@ -9,10 +9,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.compile import lift
-from engine.program import compile_rule_set
-from engine.schema import POLICY_SCOPE
-from engine.views import Constant, Overlay, Subset
+from engine.check.rules import builtin_files
+from engine.compile.lift import lift
+from engine.compile.program import compile_rule_set
+from engine.schedule.views import Constant, Overlay, Subset
+from engine.syntax.schema import POLICY_SCOPE
 from tests.helpers import binding, cluster, key, run, workload
 
 POLICY = """policy p {
@@ -30,9 +31,10 @@ def lifted(rules: str, tmp_path: Path) -> dict[str, bool]:
     path = tmp_path / "r.fr"
     path.write_text(rules)
     rule_set = load_rules([path])
-    compiled, _, problems = compile_rule_set(rule_set.policies, rule_set.rules)
-    assert not problems
-    return {r.name: lift(r).scoped for r in compiled}
+    builtin = [r for f in builtin_files() for r in f.rules]
+    compilation = compile_rule_set(builtin, rule_set.policies, rule_set.rules)
+    assert not compilation.problems
+    return {r.name: lift(r).scoped for r in compilation.rules}
 
 
 def test_which_rules_are_lifted(tmp_path: Path) -> None:

@@ -15,12 +15,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine import ast
-from engine.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint
-from engine.jsonpath import JsonPathError
-from engine.jsonpath import evaluate as jsonpath
-from engine.policy import tolerations
-from engine.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
+from engine.compile.policies import tolerations
+from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint
+from engine.kube.jsonpath import JsonPathError
+from engine.kube.jsonpath import evaluate as jsonpath
+from engine.results import Entry, EntryKind
+from engine.syntax import ast
+from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
 APP_PRODUCER = "resource-binding-application-failover-controller"
 TAINT_PRODUCER = "TaintManager"
@@ -79,29 +80,6 @@ def failover_of(policy: ast.Policy) -> Failover:
 # ---------------------------------------------------------------- tasks
 
 
-def task_data(task: EvictionTask) -> dict[str, Any]:
-    """A GracefulEvictionTask with Karmada's field names (binding_types.go); unset fields omitted."""
-    data: dict[str, Any] = {"fromCluster": task.from_cluster, "purgeMode": task.purge_mode}
-    if task.replicas is not None:
-        data["replicas"] = task.replicas
-    data |= {"reason": task.reason, "message": task.message, "producer": task.producer}
-    if task.grace_period_seconds is not None:
-        data["gracePeriodSeconds"] = task.grace_period_seconds
-    if task.suppress_deletion is not None:
-        data["suppressDeletion"] = task.suppress_deletion
-    if task.preserved_label_state:
-        data["preservedLabelState"] = dict(sorted(task.preserved_label_state.items()))
-    if task.clusters_before_failover:
-        data["clustersBeforeFailover"] = list(task.clusters_before_failover)
-    if task.creation_timestamp is not None:
-        data["creationTimestamp"] = rfc3339(task.creation_timestamp)
-    return data
-
-
-def rfc3339(t: dt.datetime) -> str:
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def task_problems(task: EvictionTask) -> list[str]:
     """The GracefulEvictionTask validation (kubebuilder markers of binding_types.go)."""
     problems = []
@@ -134,25 +112,6 @@ def preserved_state(preservation: Preservation, status: ClusterStatus | None) ->
 
 
 # ---------------------------------------------------------------- the world and its controllers
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One thing that happened, for the timeline and for `eval`'s evictions."""
-
-    time: dt.datetime
-    # evicted | eviction-failed | scheduled | unschedulable | work-created | work-deleted | labels
-    # | task-removed | and the events: health | taint | untaint | ready
-    kind: str
-    binding: str
-    cluster: str = ""
-    detail: Mapping[str, Any] = field(default_factory=dict)
-
-    def data(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"time": rfc3339(self.time), "event": self.kind, "binding": self.binding}
-        if self.cluster:
-            out["cluster"] = self.cluster
-        return out | dict(self.detail)
 
 
 @dataclass
@@ -314,16 +273,16 @@ def binding_controller(world: World, key: str) -> list[Entry]:
     entries = []
     for cluster in sorted(set(works) - existing):
         del works[cluster]
-        entries.append(Entry(world.now, "work-deleted", key, cluster))
+        entries.append(Entry(world.now, EntryKind.WORK_DELETED, key, cluster))
     for cluster in binding.cluster_names:
         labels = injected_labels(binding, cluster)
         if cluster not in works:
             works[cluster] = labels
             detail = {"injectedLabels": labels} if labels else {}
-            entries.append(Entry(world.now, "work-created", key, cluster, detail))
+            entries.append(Entry(world.now, EntryKind.WORK_CREATED, key, cluster, detail))
         elif works[cluster] != labels:
             works[cluster] = labels
-            entries.append(Entry(world.now, "labels", key, cluster, {"injectedLabels": labels}))
+            entries.append(Entry(world.now, EntryKind.LABELS, key, cluster, {"injectedLabels": labels}))
     return entries
 
 
@@ -347,7 +306,7 @@ def _rule_task(world: World, binding: Binding, e: RuleEviction) -> EvictionTask:
 
 def _failed(world: World, key: str, cluster: str, error: str, source: str) -> Entry:
     """No task is built; the output says why and where the rule that asked for it is written."""
-    return Entry(world.now, "eviction-failed", key, cluster, {"error": error, "source": source})
+    return Entry(world.now, EntryKind.EVICTION_FAILED, key, cluster, {"error": error, "source": source})
 
 
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
@@ -380,8 +339,7 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
             continue
         world.bindings[key] = _evict(binding, cluster, task)
         evicted.add(key)
-        detail: dict[str, Any] = {"task": task_data(world.bindings[key].eviction_tasks[-1])}
-        if isinstance(why, RuleEviction):
-            detail |= {"rule": why.rule, "source": why.source}
-        entries.append(Entry(world.now, "evicted", key, cluster, detail))
+        detail = {"rule": why.rule, "source": why.source} if isinstance(why, RuleEviction) else {}
+        task = world.bindings[key].eviction_tasks[-1]
+        entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task))
     return entries, evicted

@@ -6,14 +6,15 @@ where a check mirrors one, so that users meet the same wording in both tools.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
-from engine import ast, jsonpath, k8s
-from engine.errors import Diagnostic, Span, error, warning
-from engine.schema import (
+from engine.errors import Diagnostic, Span, did_you_mean, error, warning
+from engine.kube import jsonpath
+from engine.kube import validation as k8s
+from engine.syntax import ast
+from engine.syntax.schema import (
     BUILTIN_FACTS,
     DEPRECATED_PURGE_MODES,
     FAILOVER_KINDS,
@@ -28,11 +29,6 @@ from engine.schema import (
 _REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
 _FACT_TYPE = re.compile(r"[a-z][a-z0-9_]*")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    guess = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return f"; did you mean '{guess[0]}'?" if guess else ""
 
 
 def _one_of(choices: Sequence[str]) -> str:

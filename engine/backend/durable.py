@@ -1,4 +1,6 @@
-"""The durable-rules backend: compiled programs, per-evaluation sessions, and what rules decide.
+"""The durable-rules backend: IR → durable-rules rulesets, the host, and per-evaluation sessions.
+
+The only module of fleetrules that imports durable_rules.
 
 Designed around durable-rules 2.0.28 as measured (shared/spec/durable-rules-notes.md):
 - one Host for the process, without the dispatch threads durable starts (they race the C engine);
@@ -20,21 +22,24 @@ import copy
 import itertools
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from durable import engine as durable
 
-from engine import ir
-from engine.compile import Guard, Symbols, durable_rules
-from engine.schema import BUILTIN_FACTS
+from engine.backend.protocol import Decision, DecisionKind
+from engine.compile import ir
+from engine.compile.program import CompiledProgram
 
 _HOST: durable.Host | None = None
 _LOCK = threading.RLock()
 _NAMES = itertools.count(1)
 _SIDS = itertools.count(1)
-_SESSIONS: dict[str, Session] = {}
+_SESSIONS: dict[str, DurableSession] = {}
+# durable-rules 2.0.28 refuses a fact of more than 255 properties (MAX_OBJECT_PROPERTIES, error 302);
+# the backend adds three of its own (id, t, sid).
+MAX_FACT_FIELDS = 255 - 3
 
 
 class _SynchronousHost(durable.Host):  # type: ignore[misc]
@@ -69,38 +74,145 @@ class EngineError(RuntimeError):
     """A failure inside the rule engine itself (not bad input): a bug to report."""
 
 
+class Unsupported(Exception):
+    """A rule durable-rules cannot run as written (the checker reports it; see `unsupported`)."""
+
+
+# ---------------------------------------------------------------- IR → durable-rules JSON
+
+_DURABLE_OP = {"!=": "$neq", "<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
+
+
+def _durable_cond(cond: ir.Cond) -> dict[str, Any]:
+    if isinstance(cond, ir.Present):
+        return {"$ex" if cond.present else "$nex": {cond.prop: 1}}
+    if isinstance(cond, ir.Test):
+        operand: Any = {cond.operand.alias: cond.operand.prop} if isinstance(cond.operand, ir.Ref) else cond.operand
+        if cond.op == "==":
+            return {cond.prop: operand}
+        return {_DURABLE_OP[cond.op]: {cond.prop: operand}}
+    if isinstance(cond, ir.AllOf):
+        return {"$and": [_durable_cond(c) for c in cond.items] or [{"$ex": {"t": 1}}]}
+    return {"$or": [_durable_cond(c) for c in cond.items] or [{"$nex": {"t": 1}}]}
+
+
+MAX_VARIANTS = 64
+
+
+def _has_ref(cond: ir.Cond) -> bool:
+    if isinstance(cond, ir.Test):
+        return isinstance(cond.operand, ir.Ref)
+    if isinstance(cond, (ir.AllOf, ir.AnyOf)):
+        return any(_has_ref(c) for c in cond.items)
+    return False
+
+
+def _dnf(cond: ir.Cond) -> list[ir.Cond]:
+    """Alternatives whose ``$or``s hold no join: in durable-rules 2.0.28 an ``$or`` with a join loses
+    its literal branches, and one inside an ``$and`` disables the ``$and``'s other joins (measured;
+    tests/test_durable_behaviour.py)."""
+    if not _has_ref(cond) or isinstance(cond, (ir.Test, ir.Present)):
+        return [cond]
+    if isinstance(cond, ir.AnyOf):
+        return [alt for c in cond.items for alt in _dnf(c)]
+    assert isinstance(cond, ir.AllOf)
+    alternatives: list[ir.Cond] = [ir.TRUE]
+    for item in cond.items:
+        alternatives = [ir.all_of(a, b) for a in alternatives for b in _dnf(item)]
+    return alternatives
+
+
+def _renamed(cond: ir.Cond, suffix: str) -> ir.Cond:
+    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
+        return ir.Test(cond.op, cond.prop, ir.Ref(cond.operand.alias + suffix, cond.operand.prop))
+    if isinstance(cond, ir.AllOf):
+        return ir.AllOf(tuple(_renamed(c, suffix) for c in cond.items))
+    if isinstance(cond, ir.AnyOf):
+        return ir.AnyOf(tuple(_renamed(c, suffix) for c in cond.items))
+    return cond
+
+
+def _is_guard(cond: ir.Cond) -> bool:
+    """A join other than equality: evaluated in Python, never by durable-rules 2.0.28, whose C join
+    evaluation (reduceExpressionSequence) crashed intermittently on `$neq` and `$lt` joins (measured)."""
+    return isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref) and cond.op != "=="
+
+
+def _pattern(alias: str, fact_type: str, cond: ir.Cond) -> dict[str, Any]:
+    body = {"$and": [{"t": fact_type}, _durable_cond(cond)]} if cond != ir.TRUE else {"t": fact_type}
+    return {alias: body}
+
+
+Guard = tuple[str, ir.Cond]  # (alias, condition on that alias's fact), checked before the action
+
+
 @dataclass(frozen=True)
-class Decision:
-    """One action of one rule firing: the rule's index, what it matched, and what it decided."""
-
-    rule: int
-    deps: frozenset[str]
-    binding: str = ""  # the binding fact id (reject, prefer, evict), or the policy_scope fact id (scoped rules)
-    cluster: str = ""  # the cluster name
-    message: str = ""
-    weight: int = 0
-    kind: str = "reject"  # reject | prefer | evict | derive
-    reason: str = ""
-    matched: tuple[tuple[str, str], ...] = ()  # (alias, fact id), for explanations
-    # of a scoped rule: (list field, value): not for a binding whose list field holds the value
-    exempt: tuple[tuple[str, str], ...] = ()
+class Variant:
+    body: dict[str, Any]  # the durable-rules rule, without "run"
+    guards: tuple[Guard, ...]
 
 
-class Program:
-    """A compiled rule set, registered with the engine once and evaluated many times."""
+def _split(cond: ir.Cond) -> tuple[ir.Cond, ir.Cond]:
+    """(what durable-rules tests, what Python tests) of one alternative."""
+    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
+    engine = [c for c in items if not _is_guard(c)]
+    guards = [c for c in items if _is_guard(c)]
+    return ir.all_of(*engine), ir.all_of(*guards)
 
-    def __init__(
-        self,
-        rules: list[ir.Rule],
-        symbols: Symbols,
-        fact_types: Iterable[str],
-        ungrouped: frozenset[str] = frozenset(BUILTIN_FACTS),
-    ) -> None:
-        self.rules = rules
-        self.symbols = symbols
+
+def durable_rules(rule: ir.Rule, suffix: str = "") -> list[Variant]:
+    """The durable-rules rules for ``rule``, with the Python guards of each.
+
+    A condition with a join inside an alternative becomes several negated patterns (for ``not``:
+    no fact matches any alternative) or several rules (one per alternative; the session counts a
+    match that several alternatives accept once). Joins other than equality are guards.
+
+    Aliases get ``suffix``, so that the rules of one ruleset never share an alias."""
+    variants: list[tuple[list[dict[str, Any]], list[Guard]]] = [([], [])]
+    for p in rule.patterns:
+        alias = p.alias + suffix
+        alternatives = [_split(alt) for alt in _dnf(p.cond)]
+        if p.negated:
+            if any(guard != ir.TRUE for _, guard in alternatives):
+                raise Unsupported("a 'not' pattern can compare with another fact only by '=='")
+            negations = [
+                _pattern(f"{alias}_{i}$not", p.fact_type, _renamed(engine, suffix))
+                for i, (engine, _) in enumerate(alternatives)
+            ]
+            variants = [(body + negations, guards) for body, guards in variants]
+        else:
+            variants = [
+                (
+                    [*body, _pattern(alias, p.fact_type, _renamed(engine, suffix))],
+                    guards + ([(p.alias, guard)] if guard != ir.TRUE else []),
+                )
+                for body, guards in variants
+                for engine, guard in alternatives
+            ]
+        if len(variants) > MAX_VARIANTS:
+            raise Unsupported(f"more than {MAX_VARIANTS} alternative matchings; simplify its 'or's")
+    return [Variant({"all": body}, tuple(guards)) for body, guards in variants]
+
+
+def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[int, str]]:
+    """The rules (by index) that durable-rules cannot run, with why."""
+    out = []
+    for index, rule in enumerate(rules):
+        try:
+            durable_rules(rule)
+        except Unsupported as exc:
+            out.append((index, str(exc)))
+    return out
+
+
+class DurableProgram:
+    """A compiled program registered with durable-rules once, evaluated by many sessions."""
+
+    def __init__(self, compiled: CompiledProgram) -> None:
+        self.compiled = compiled
+        rules = compiled.rules
+        fact_types = compiled.fact_types
         self.name = f"fleetrules_{next(_NAMES)}"
-        # fact types that some rule matches whatever the binding's workload affinity groups (engine.program)
-        self.ungrouped = ungrouped
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
         for rule in rules:
@@ -148,26 +260,26 @@ class Program:
 
         return run
 
-    def session(self) -> Session:
-        return Session(self)
+    def session(self) -> DurableSession:
+        return DurableSession(self)
 
 
 def _no_op(c: Any) -> None:
     return None
 
 
-class Session:
-    """The facts and decisions of one evaluation."""
+class DurableSession:
+    """The facts and decisions of one evaluation (engine.backend.protocol.Session)."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: DurableProgram) -> None:
         self.program = program
         self.sid = str(next(_SIDS))
-        self.facts: dict[str, dict[str, Any]] = {}
-        self.decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
-        self.revision: dict[str, int] = defaultdict(int)  # binding id → how often its decisions changed
-        self.evictions: list[Decision] = []
+        self._facts: dict[str, dict[str, Any]] = {}
+        self._decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
+        self._revision: dict[str, int] = defaultdict(int)  # binding id → how often its decisions changed
+        self._evictions: list[Decision] = []
         self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
-        self.derived: dict[str, Decision] = {}  # derived fact id → the decision that derived it
+        self._derived: dict[str, Decision] = {}  # derived fact id → the decision that derived it
         # derived facts waiting to be asserted: (type, props, deps, rule, matched)
         self.pending: list[tuple[str, dict[str, Any], frozenset[str], int, tuple[tuple[str, str], ...]]] = []
         self.cancelled: set[int] = set()
@@ -180,14 +292,30 @@ class Session:
     def close(self) -> None:
         _SESSIONS.pop(self.sid, None)
 
+    # ------------------------------------------------------------ what rules decided
+    def decisions(self, owner: str) -> Sequence[Decision]:
+        return self._decisions.get(owner, ())
+
+    def revision(self, owner: str) -> int:
+        return self._revision.get(owner, 0)
+
+    def evictions(self) -> Sequence[Decision]:
+        return tuple(self._evictions)
+
+    def fact(self, fact_id: str) -> Mapping[str, Any] | None:
+        return self._facts.get(fact_id)
+
+    def derivation(self, fact_id: str) -> Decision | None:
+        return self._derived.get(fact_id)
+
     # ------------------------------------------------------------ facts
-    def assert_fact(self, fact_type: str, props: dict[str, Any]) -> str:
+    def assert_fact(self, fact_type: str, props: Mapping[str, Any]) -> str:
         """Assert a fact (and then what rules derive from it); returns its id."""
         fact_id = self._assert(fact_type, props)
         self._drain()
         return fact_id
 
-    def _assert(self, fact_type: str, props: dict[str, Any]) -> str:
+    def _assert(self, fact_type: str, props: Mapping[str, Any]) -> str:
         while True:
             fact_id = f"{fact_type[:2]}{next(self._ids)}"
             fact = {**props, "id": fact_id, "t": fact_type, "sid": self.sid}
@@ -199,7 +327,7 @@ class Session:
                 continue  # the id's hash collides with a stored fact's: take another id
             except durable.MessageNotHandledException as exc:
                 raise EngineError(f"the engine did not take a {fact_type} fact") from exc
-            self.facts[fact_id] = fact
+            self._facts[fact_id] = fact
             self._raise_errors()
             if fact_type in self.program.negated:
                 self._recheck_negations(fact_type, fact)
@@ -209,11 +337,11 @@ class Session:
         """durable-rules never takes back an action: withdraw the decisions whose `not` this fact breaks."""
         for index, pattern in self.program.negated[fact_type]:
             for decision in [d for d in self.fired[index] if id(d) not in self.cancelled]:
-                matched = {alias: self.facts.get(fact_id, {}) for alias, fact_id in decision.matched}
+                matched = {alias: self._facts.get(fact_id, {}) for alias, fact_id in decision.matched}
                 if ir.holds(pattern.cond, fact, matched):
                     self._cancel(decision)
             for pending in [p for p in self.pending if p[3] == index]:
-                matched = {alias: self.facts.get(fact_id, {}) for alias, fact_id in pending[4]}
+                matched = {alias: self._facts.get(fact_id, {}) for alias, fact_id in pending[4]}
                 if ir.holds(pattern.cond, fact, matched):
                     self.pending.remove(pending)
 
@@ -222,26 +350,26 @@ class Session:
         if decision.kind == "derive":
             self.retract(decision.message)
             return
-        kept = self.decisions.get(decision.binding, [])
-        self.decisions[decision.binding] = [d for d in kept if d is not decision]
-        self.revision[decision.binding] += 1
-        self.evictions = [d for d in self.evictions if d is not decision]
+        kept = self._decisions.get(decision.binding, [])
+        self._decisions[decision.binding] = [d for d in kept if d is not decision]
+        self._revision[decision.binding] += 1
+        self._evictions = [d for d in self._evictions if d is not decision]
 
     def _drain(self) -> None:
         while self.pending:
             fact_type, props, deps, rule, matched = self.pending.pop(0)
-            if not all(d in self.facts for d in deps):
+            if not all(d in self._facts for d in deps):
                 continue  # what it was derived from has been retracted meanwhile
             fact_id = self._assert(fact_type, props)
-            decision = Decision(rule=rule, deps=deps, kind="derive", message=fact_id, matched=matched)
-            self.derived[fact_id] = decision
+            decision = Decision(rule=rule, deps=deps, kind=DecisionKind.DERIVE, message=fact_id, matched=matched)
+            self._derived[fact_id] = decision
             self.fired[decision.rule].append(decision)
             for dep in deps:
                 self.dependents[dep].add((fact_id, -1))
 
     def retract(self, fact_id: str) -> None:
         """Retract a fact, and withdraw every decision and derived fact that depended on it."""
-        fact = self.facts.pop(fact_id, None)
+        fact = self._facts.pop(fact_id, None)
         if fact is None:
             return
         with _LOCK:
@@ -256,10 +384,10 @@ class Session:
         self._drain()
 
     def _withdraw(self, binding: str, fact_id: str) -> None:
-        kept = [d for d in self.decisions.get(binding, []) if fact_id not in d.deps]
-        self.decisions[binding] = kept
-        self.revision[binding] += 1
-        self.evictions = [d for d in self.evictions if fact_id not in d.deps]
+        kept = [d for d in self._decisions.get(binding, []) if fact_id not in d.deps]
+        self._decisions[binding] = kept
+        self._revision[binding] += 1
+        self._evictions = [d for d in self._evictions if fact_id not in d.deps]
 
     def _raise_errors(self) -> None:
         if self.errors:
@@ -275,7 +403,7 @@ class Session:
             self.errors.append(exc)
 
     def _fire(self, index: int, facts: dict[str, dict[str, Any]]) -> None:
-        rule = self.program.rules[index]
+        rule = self.program.compiled.rules[index]
         deps = frozenset(f["id"] for f in facts.values())
         if (index, deps) in self.matches:
             return  # the same match through another alternative of the rule's conditions
@@ -297,17 +425,31 @@ class Session:
                 decision = Decision(index, deps, binding, cluster, message, matched=matched, exempt=exempt)
             elif isinstance(action, ir.Prefer):
                 decision = Decision(
-                    index, deps, binding, cluster, weight=action.weight, kind="prefer", matched=matched, exempt=exempt
+                    index,
+                    deps,
+                    binding,
+                    cluster,
+                    weight=action.weight,
+                    kind=DecisionKind.PREFER,
+                    matched=matched,
+                    exempt=exempt,
                 )
             else:
                 message = action.message.render(facts)
                 decision = Decision(
-                    index, deps, binding, cluster, message, kind="evict", reason=action.reason, matched=matched
+                    index,
+                    deps,
+                    binding,
+                    cluster,
+                    message,
+                    kind=DecisionKind.EVICT,
+                    reason=action.reason,
+                    matched=matched,
                 )
-                self.evictions.append(decision)
+                self._evictions.append(decision)
             if decision.kind != "evict":
-                self.decisions[binding].append(decision)
-                self.revision[binding] += 1
+                self._decisions[binding].append(decision)
+                self._revision[binding] += 1
             self.fired[decision.rule].append(decision)
             for dep in deps:
                 self.dependents[dep].add((binding, index))

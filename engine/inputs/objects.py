@@ -1,72 +1,39 @@
-"""Cluster, workload and binding facts from Karmada objects (shared/spec/semantics.md S1).
+"""Karmada objects → facts (engine.inputs.facts), from YAML files or Python objects.
 
 Objects come from YAML or JSON files (multi-document, ``kind: List`` expanded) or from Python
 dicts shaped like what ``kubectl get -o yaml`` prints. Everything is validated on the way in:
-a wrong object raises FactError naming the file, the document and the field, and a field that
-fleetrules does not know is reported as a warning rather than dropped in silence.
+a wrong object raises FactError at the field's ``file:line:col`` (a Python object: its number and the
+field), and a field that fleetrules does not know is reported as a warning, not dropped in silence.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from engine.check import did_you_mean
-from engine.errors import Diagnostic, FactError, error, warning
-from engine.karmada import POLICY_KINDS, convert_objects
-from engine.load import display_path, expand
-
-MAX_YAML_NODES = 1_000_000  # after expanding aliases: a "billion laughs" document stays small on disk
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe loading (the C parser when PyYAML has libyaml) that refuses duplicate keys, which PyYAML
-    would resolve silently to the last value, as Kubernetes' own decoder (sigs.k8s.io/yaml) refuses them."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if isinstance(key, Hashable) and key in seen:
-                first = seen[key].start_mark
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first at line {first.line + 1})", key_node.start_mark
-                )
-            if isinstance(key, Hashable):
-                seen[key] = key_node
-        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
-
-
-def _expanded_size(document: Any, limit: int) -> int:
-    """Nodes in ``document`` with every alias expanded, counted once per distinct object; stops past ``limit``."""
-    sizes: dict[int, int] = {}
-
-    def size(value: Any) -> int:
-        if not isinstance(value, (dict, list)):
-            return 1
-        known = sizes.get(id(value))
-        if known is not None:
-            return known
-        sizes[id(value)] = limit + 1  # a cycle (recursive alias) counts as unbounded
-        children = (*value.keys(), *value.values()) if isinstance(value, dict) else value
-        total = 1
-        for child in children:
-            total += size(child)
-            if total > limit:
-                break
-        sizes[id(value)] = total
-        return total
-
-    return size(document)
-
+from engine.errors import Diagnostic, FactError, Span, did_you_mean, error, warning
+from engine.inputs.facts import (
+    Binding,
+    Cluster,
+    ClusterStatus,
+    EvictionTask,
+    Facts,
+    Taint,
+    TargetCluster,
+    Workload,
+    binding_name,
+    parse_time,
+)
+from engine.inputs.files import display_path, expand
+from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
+from engine.inputs.yaml import Document, Marks, load_text, read_text
 
 FACT_SUFFIXES = (".yaml", ".yml", ".json")
-MAX_FACT_FILE_BYTES = 64 * 1024 * 1024
+_STEP = re.compile(r"\[([0-9]+)\]|([^.\[]+)")
 
 # Fields of the Karmada API that fleetrules reads or knowingly passes over; others are warned about.
 _CLUSTER_SPEC = {
@@ -88,129 +55,48 @@ _BINDING_STATUS = {
 _TOP = {"apiVersion", "kind", "metadata", "spec", "status"}
 
 
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-    time_added: dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class Cluster:
-    name: str
-    labels: Mapping[str, str] = field(default_factory=dict)
-    provider: str = ""
-    region: str = ""
-    zones: tuple[str, ...] = ()
-    taints: tuple[Taint, ...] = ()
-    ready: str = "True"  # status of the Ready condition: True | False | Unknown
-    ready_since: dt.datetime | None = None
-    deleting: bool = False
-    source: str = "<python>"
-
-
-@dataclass(frozen=True)
-class Workload:
-    api_version: str
-    kind: str
-    namespace: str
-    name: str
-    labels: Mapping[str, str] = field(default_factory=dict)
-    status: Any = None
-    source: str = "<python>"
-
-
-@dataclass(frozen=True)
-class TargetCluster:
-    name: str
-    replicas: int = 0
-
-
-@dataclass(frozen=True)
-class EvictionTask:
-    """A GracefulEvictionTask of a binding (pkg/apis/work/v1alpha2/binding_types.go)."""
-
-    from_cluster: str
-    purge_mode: str = "Gracefully"
-    reason: str = ""
-    message: str = ""
-    producer: str = ""
-    replicas: int | None = None
-    grace_period_seconds: int | None = None
-    suppress_deletion: bool | None = None
-    preserved_label_state: Mapping[str, str] = field(default_factory=dict)
-    clusters_before_failover: tuple[str, ...] = ()
-    creation_timestamp: dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class ClusterStatus:
-    """One status.aggregatedStatus item: the workload's health and status in one cluster."""
-
-    cluster: str
-    health: str = "Unknown"  # Healthy | Unhealthy | Unknown
-    status: Any = None
-    # fleetrules extension: since when the health has been what it is (Karmada keeps this in memory)
-    since: dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A ResourceBinding, or the pending one Karmada would create for a workload."""
-
-    namespace: str
-    name: str
-    kind: str
-    api_version: str = ""
-    resource_name: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    replicas: int = 0
-    clusters: tuple[TargetCluster, ...] = ()
-    eviction_tasks: tuple[EvictionTask, ...] = ()
-    aggregated_status: tuple[ClusterStatus, ...] = ()
-    # spec.workloadAffinityGroups as stored on a real binding ("key=value"); None: derive from the policy
-    affinity_group: str | None = None
-    anti_affinity_group: str | None = None
-    observed_affinity_name: str = ""
-    source: str = "<python>"
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def cluster_names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self.clusters)
-
-
-@dataclass(frozen=True)
-class Facts:
-    clusters: tuple[Cluster, ...] = ()
-    bindings: tuple[Binding, ...] = ()
-    workloads: tuple[Workload, ...] = ()
-    # PropagationPolicy / ClusterPropagationPolicy objects found among the facts (raw, with source)
-    policies: tuple[tuple[str, Mapping[str, Any]], ...] = ()
-    warnings: tuple[Diagnostic, ...] = ()
-
-
-def binding_name(name: str, kind: str) -> str:
-    """names.GenerateBindingName: the binding Karmada creates for a resource template."""
-    return f"{name}-{kind.lower()}"
-
-
 class _Reader:
-    """Validates one object; collects problems under a subject such as ``f.yaml#2 (Cluster m1)``."""
+    """Validates one object; each problem at the field's position in its file, or, for a Python object,
+    under a subject such as ``object 2 (Cluster m1)``."""
 
-    def __init__(self, subject: str, problems: list[Diagnostic]) -> None:
+    def __init__(self, subject: str, problems: list[Diagnostic], obj: Any = None, marks: Marks | None = None) -> None:
         self.subject = subject
+        self.what = ""  # "Cluster m1", once known
         self.problems = problems
+        self.obj = obj
+        self.marks = marks
+
+    def span(self, path: str) -> Span | None:
+        """Where ``path`` (``spec.taints[0].effect``) stands in the file: the deepest part of it that exists."""
+        if self.marks is None:
+            return None
+        container, key = self.obj, None
+        steps = [(int(i) if i else name) for i, name in _STEP.findall(path)]
+        while steps:
+            found = False
+            for size in range(len(steps), 0, -1):  # label keys hold dots: the longest key that exists
+                step = steps[0] if size == 1 else ".".join(str(s) for s in steps[:size])
+                inside = container if key is None else _child(container, key)
+                if _child(inside, step) is not _MISSING:
+                    container, key, steps, found = inside, step, steps[size:], True
+                    break
+            if not found:
+                break
+        return self.marks.span(container, key)
+
+    def _add(self, make: Any, path: str, message: str) -> None:
+        text = f"{path}: {message}" if path else message
+        span = self.span(path)
+        if span is not None:
+            self.problems.append(make(f"{self.what}: {text}" if self.what else text, span))
+        else:
+            self.problems.append(make(text, subject=self.subject))
 
     def fail(self, path: str, message: str) -> None:
-        self.problems.append(error(f"{path}: {message}" if path else message, subject=self.subject))
+        self._add(error, path, message)
 
     def warn(self, path: str, message: str) -> None:
-        self.problems.append(warning(f"{path}: {message}", subject=self.subject))
+        self._add(warning, path, message)
 
     def mapping(self, value: Any, path: str) -> dict[str, Any]:
         if value is None:
@@ -288,6 +174,17 @@ class _Reader:
                 self.warn(_join(path, str(key)), f"unknown field, not evaluated{did_you_mean(str(key), allowed)}")
 
 
+_MISSING = object()
+
+
+def _child(container: Any, step: Any) -> Any:
+    if isinstance(container, dict):
+        return container.get(step, _MISSING)
+    if isinstance(container, list) and isinstance(step, int) and 0 <= step < len(container):
+        return container[step]
+    return _MISSING
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -296,14 +193,6 @@ def _type_name(value: Any) -> str:
     return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number"}.get(
         type(value), type(value).__name__
     )
-
-
-def parse_time(text: str) -> dt.datetime:
-    """RFC 3339 (``2026-01-02T03:04:05Z``) → an aware datetime; raises ValueError."""
-    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    if value.tzinfo is None:
-        raise ValueError(f"{text!r} has no time zone")
-    return value
 
 
 def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str) -> Cluster:
@@ -431,16 +320,18 @@ def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str
     )
 
 
-def _objects(documents: Iterable[Any], origin: str) -> Iterator[tuple[str, Any]]:
-    for index, document in enumerate(documents, start=1):
-        if document is None:
+def _objects(documents: Iterable[Document], origin: str) -> Iterator[tuple[str, Any, Marks | None]]:
+    """(subject, object, marks) of each object; ``kind: List`` expanded."""
+    for document in documents:
+        value, marks = document.value, document.marks if origin else None
+        if value is None:
             continue
-        subject = f"{origin} document {index}" if origin else f"object {index}"
-        if isinstance(document, dict) and document.get("kind") == "List" and isinstance(document.get("items"), list):
-            for item_index, item in enumerate(document["items"]):
-                yield f"{subject} items[{item_index}]", item
+        subject = f"{origin} document {document.index}" if origin else f"object {document.index}"
+        if isinstance(value, dict) and value.get("kind") == "List" and isinstance(value.get("items"), list):
+            for item_index, item in enumerate(value["items"]):
+                yield f"{subject} items[{item_index}]", item, marks
         else:
-            yield subject, document
+            yield subject, value, marks
 
 
 class FactSet:
@@ -451,11 +342,12 @@ class FactSet:
         self.clusters: dict[str, Cluster] = {}
         self.bindings: dict[str, Binding] = {}
         self.workloads: dict[tuple[str, str, str], Workload] = {}
-        self.policies: list[tuple[str, Mapping[str, Any]]] = []
+        self.policies: list[PolicyObject] = []
         self.seen: dict[tuple[str, str, str], str] = {}
+        self.sources: dict[str, str] = {}  # the text of each file, to show the lines problems are on
 
-    def add(self, subject: str, obj: Any) -> None:
-        r = _Reader(subject, self.problems)
+    def add(self, subject: str, obj: Any, marks: Marks | None = None) -> None:
+        r = _Reader(subject, self.problems, obj, marks)
         if not isinstance(obj, dict):
             r.fail("", f"expected a Kubernetes object (a mapping), found {_type_name(obj)}")
             return
@@ -466,17 +358,20 @@ class FactSet:
             return
         name = meta.get("name") if isinstance(meta.get("name"), str) else "?"
         r.subject = f"{subject} ({kind} {name})"
+        r.what = f"{kind} {name}"
+        position = marks.position(obj) if marks is not None else None
+        where = f"{marks.file}:{position.line}" if marks is not None and position is not None else subject
         before = len(self.problems)
         identity = (kind, str(meta.get("namespace") or ""), str(name))
         if identity in self.seen:
             r.fail(
                 "metadata.name",
-                f"duplicate {kind} {'/'.join(p for p in identity[1:] if p)} (also in {self.seen[identity]})",
+                f"duplicate {kind} {'/'.join(p for p in identity[1:] if p)} (also at {self.seen[identity]})",
             )
             return
-        self.seen[identity] = subject
+        self.seen[identity] = where
         if kind in POLICY_KINDS:
-            self.policies.append((subject, obj))
+            self.policies.append(PolicyObject(where, obj, marks))
             return
         r.known(
             obj,
@@ -489,23 +384,24 @@ class FactSet:
             "",
         )
         if kind == "Cluster":
-            cluster = _cluster(r, obj, meta, subject)
+            cluster = _cluster(r, obj, meta, where)
             if len(self.problems) == before or not any(p.is_error for p in self.problems[before:]):
                 self.clusters[cluster.name] = cluster
         elif kind in ("ResourceBinding", "ClusterResourceBinding"):
-            binding = _binding(r, obj, meta, subject)
+            binding = _binding(r, obj, meta, where)
             if not any(p.is_error for p in self.problems[before:]):
                 self.bindings[binding.key] = binding
         else:
-            workload = _workload(r, obj, meta, subject)
+            workload = _workload(r, obj, meta, where)
             if not any(p.is_error for p in self.problems[before:]):
                 self.workloads[(workload.kind, workload.namespace, workload.name)] = workload
 
     def build(self) -> Facts:
-        self.problems += convert_objects(self.policies)[1]
+        policies, problems = convert_objects(sorted(self.policies, key=lambda p: p.source))
+        self.problems += problems
         errors = [p for p in self.problems if p.is_error]
         if errors:
-            raise FactError(errors)
+            raise FactError(errors, self.sources)
         bindings = dict(self.bindings)
         by_resource = {(b.kind, b.namespace, b.resource_name): b for b in bindings.values()}
         for (kind, namespace, name), workload in self.workloads.items():
@@ -529,45 +425,13 @@ class FactSet:
             clusters=tuple(sorted(self.clusters.values(), key=lambda c: c.name)),
             bindings=tuple(sorted(bindings.values(), key=lambda b: b.key)),
             workloads=tuple(sorted(self.workloads.values(), key=lambda w: (w.namespace, w.kind, w.name))),
-            policies=tuple(sorted(self.policies, key=lambda p: p[0])),
+            policies=tuple(policies),
             warnings=tuple(p for p in self.problems if not p.is_error),
         )
 
 
 def _with_labels(binding: Binding, workload: Workload) -> Binding:
     return replace(binding, labels=workload.labels, api_version=binding.api_version or workload.api_version)
-
-
-def _read_documents(path: Path, shown: str, problems: list[Diagnostic]) -> list[Any]:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FACT_FILE_BYTES:
-            problems.append(error(f"{size} bytes; fact files are limited to {MAX_FACT_FILE_BYTES}", subject=shown))
-            return []
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        problems.append(error(f"cannot read: {exc.strerror or exc}", subject=shown))
-        return []
-    except UnicodeDecodeError as exc:
-        problems.append(error(f"not UTF-8 text (byte {exc.start})", subject=shown))
-        return []
-    try:
-        documents = list(yaml.load_all(text, Loader=_Loader))
-        for number, document in enumerate(documents, 1):
-            if _expanded_size(document, MAX_YAML_NODES) > MAX_YAML_NODES:
-                message = f"document {number}: YAML aliases expand to more than {MAX_YAML_NODES:,} values"
-                problems.append(error(message, subject=shown))
-                return []
-        return documents
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        problems.append(error(f"{where}invalid YAML: {problem}", subject=shown))
-        return []
-    except RecursionError:
-        problems.append(error("invalid YAML: nested too deeply", subject=shown))
-        return []
 
 
 def fact_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -579,12 +443,17 @@ def load_facts(paths: Sequence[str | Path] = (), objects: Iterable[Mapping[str, 
     facts = FactSet()
     for path in fact_files(paths):
         shown = display_path(path)
-        problems = len(facts.problems)
-        documents = _read_documents(path, shown, facts.problems)
-        if not any(d is not None for d in documents) and len(facts.problems) == problems:
+        text, problems = read_text(path, shown, "fact files")
+        documents: list[Document] = []
+        if text is not None:
+            facts.sources[shown] = text
+            documents, problems = load_text(text, shown)
+        facts.problems += problems
+        if not any(d.value is not None for d in documents) and not problems:
             facts.problems.append(warning("no objects in this file", subject=shown))
-        for subject, obj in _objects(documents, shown):
-            facts.add(subject, obj)
-    for subject, obj in _objects(objects, ""):
-        facts.add(subject, obj)
+        for subject, obj, marks in _objects(documents, shown):
+            facts.add(subject, obj, marks)
+    python = [Document(obj, index, Marks("<python>")) for index, obj in enumerate(objects, start=1)]
+    for subject, obj, marks in _objects(python, ""):
+        facts.add(subject, obj, marks)
     return facts.build()

@@ -1,115 +1,46 @@
-"""Failover through time: events change the world, Karmada's controllers react (engine.failover).
+"""Failover through time: events change the world, Karmada's controllers react (engine.failover.controllers).
 
-The engine session lives for the whole simulation: an event or an eviction retracts and asserts
-only the facts it changes (a cluster's taints, a binding's targets and tasks), and only the
-bindings it affects are placed again. Time advances to the next event or to the next moment a
-controller would act (a toleration or grace period running out), whichever comes first.
-
-Events file (YAML)::
-
-    start: 2026-12-02T10:00:00Z
-    events:
-    - at: 30s
-      health: {binding: streaming/fraud-detector-flinkdeployment, cluster: member1, status: Unhealthy}
-    - at: 5m
-      taint: {cluster: member2, key: cluster.karmada.io/not-ready, effect: NoExecute}
-    - at: 6m
-      untaint: {cluster: member2, key: cluster.karmada.io/not-ready, effect: NoExecute}
-    - at: 7m
-      ready: {cluster: member2, status: "False"}   # the cluster controller's NoSchedule taints
+The simulation runs on the scheduler's session: an event or an eviction retracts and asserts only
+the facts it changes (a cluster's taints, a binding's targets and tasks), and only the bindings it
+affects are placed again. Time advances to the next event or to the next moment a controller would
+act (a toleration or grace period running out), whichever comes first. Events: engine.inputs.events.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
-import yaml
-
-from engine.errors import Diagnostic, FactError, error
-from engine.evaluate import _Evaluation
-from engine.facts import Binding, ClusterStatus, Facts, Taint, TargetCluster, parse_time
-from engine.failover import (
+from engine.failover.controllers import (
     NOT_READY,
     UNREACHABLE,
-    Entry,
     RuleEviction,
     World,
     binding_controller,
     fail_over,
     failover_of,
     graceful_eviction,
-    rfc3339,
     taint_eviction_due,
     task_timeout,
 )
-from engine.karmada import policies_from_objects
-from engine.load import RuleSet, display_path
-from engine.parse import duration_seconds
-from engine.program import program
+from engine.inputs.events import Event
+from engine.inputs.facts import Binding, ClusterStatus, Taint, TargetCluster
+from engine.results import Entry, EntryKind, Eviction
+from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
-_EVENT_KINDS = {"health", "taint", "untaint", "ready"}
-_OFFSET = re.compile(r"[0-9]+|([0-9]+[smhd])+")
-
-
-@dataclass(frozen=True)
-class Event:
-    at: dt.datetime
-    kind: str
-    fields: dict[str, str]
-    source: str
-
-
-def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
-    """The events file; FactError naming the file, the event and the field on any problem."""
-    shown = display_path(path)
-    problems: list[Diagnostic] = []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise FactError([error(f"cannot read events: {exc}", subject=shown)]) from None
-    if not isinstance(data, dict) or not isinstance(data.get("events"), list):
-        raise FactError([error("expected a mapping with 'start' and a list 'events'", subject=shown)])
-    try:
-        start = parse_time(str(data.get("start", "")))
-    except ValueError:
-        raise FactError(
-            [error(f"start: expected an RFC 3339 time, found {data.get('start')!r}", subject=shown)]
-        ) from None
-    events = []
-    for index, raw in enumerate(data["events"]):
-        where = f"{shown} events[{index}]"
-        kinds = sorted(set(raw) & _EVENT_KINDS) if isinstance(raw, dict) else []
-        at = str(raw.get("at", "")) if isinstance(raw, dict) else ""
-        if len(kinds) != 1 or not isinstance(raw[kinds[0]], dict):
-            problems.append(
-                error(f"an event is one of {', '.join(sorted(_EVENT_KINDS))} with its fields", subject=where)
-            )
-            continue
-        if not _OFFSET.fullmatch(at):
-            problems.append(
-                error(f"at: expected a duration after start such as 90s or 5m, found {at!r}", subject=where)
-            )
-            continue
-        seconds = int(at) if at.isdigit() else duration_seconds(at)
-        fields = {str(k): str(v) for k, v in raw[kinds[0]].items()}
-        events.append(Event(start + dt.timedelta(seconds=seconds), kinds[0], fields, where))
-    if problems:
-        raise FactError(problems)
-    return start, sorted(events, key=lambda e: e.at)
 
 
 class Simulator:
-    def __init__(self, rules: RuleSet, facts: Facts, start: dt.datetime) -> None:
-        policies = (*rules.policies, *policies_from_objects(facts.policies))
-        self.engine = _Evaluation(program(tuple(policies), tuple(rules.rules)), policies, facts)
-        self.engine.load()
-        chosen = self.engine.binding_policy
+    """The failover controllers and the scheduler over time, on a scheduler whose facts are loaded
+    (its placement facts on the bindings' spec.clusters)."""
+
+    def __init__(self, scheduler: Scheduler, start: dt.datetime) -> None:
+        self.engine = scheduler
+        facts = scheduler.facts
+        chosen = scheduler.binding_policy
         self.world = World(
             now=start,
             clusters={c.name: c for c in facts.clusters},
@@ -134,7 +65,7 @@ class Simulator:
             return
         cluster = world.clusters.get(f.get("cluster", ""))
         if cluster is None:
-            raise FactError([error(f"cluster: no cluster {f.get('cluster')!r}", subject=event.source)])
+            raise event.error(f"cluster: no cluster {f.get('cluster')!r}")
         taints = list(cluster.taints)
         if event.kind == "taint":
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
@@ -151,36 +82,43 @@ class Simulator:
         world.clusters[cluster.name] = cluster
         self.engine.update_cluster(cluster)
         self.entries.append(
-            Entry(world.now, event.kind, "", cluster.name, {k: v for k, v in f.items() if k != "cluster"})
+            Entry(world.now, EntryKind(event.kind), "", cluster.name, {k: v for k, v in f.items() if k != "cluster"})
         )
 
     def _health(self, key: str, cluster: str, health: str, event: Event) -> None:
         binding = self.world.bindings.get(key)
         if binding is None:
-            raise FactError([error(f"binding: no placed binding {key!r}", subject=event.source)])
+            raise event.error(f"binding: no placed binding {key!r}")
         statuses = [s for s in binding.aggregated_status if s.cluster != cluster]
         old = next((s for s in binding.aggregated_status if s.cluster == cluster), None)
         statuses.append(ClusterStatus(cluster, health, old.status if old else None))
         self.world.bindings[key] = replace(binding, aggregated_status=tuple(sorted(statuses, key=lambda s: s.cluster)))
-        self.entries.append(Entry(self.world.now, "health", key, cluster, {"health": health}))
+        self.entries.append(Entry(self.world.now, EntryKind.HEALTH, key, cluster, {"health": health}))
 
     # ------------------------------------------------------------ one moment
-    def evictions(self) -> list[dict[str, Any]]:
+    def evictions(self) -> tuple[Eviction, ...]:
         """What failover did in the steps so far, as `eval` reports it: each task with the binding's
         clusters afterwards and the labels injected there."""
         out = []
         for e in self.entries:
-            if e.kind not in ("evicted", "eviction-failed"):
-                continue
-            data = e.data()
-            if e.kind == "evicted":
-                binding = self.world.bindings[e.binding]
-                data["clusters"] = list(binding.cluster_names)
-                data["injectedLabels"] = {
-                    c: labels for c, labels in self.world.works.get(e.binding, {}).items() if labels
-                }
-            out.append(data)
-        return out
+            if e.kind is EntryKind.EVICTED:
+                works = self.world.works.get(e.binding, {})
+                out.append(
+                    Eviction(
+                        e.time,
+                        e.binding,
+                        e.cluster,
+                        e.task,
+                        rule=str(e.detail.get("rule", "")),
+                        source=str(e.detail.get("source", "")),
+                        clusters=self.world.bindings[e.binding].cluster_names,
+                        injected_labels={c: labels for c, labels in works.items() if labels},
+                    )
+                )
+            elif e.kind is EntryKind.EVICTION_FAILED:
+                error = str(e.detail.get("error", ""))
+                out.append(Eviction(e.time, e.binding, e.cluster, None, error, source=str(e.detail.get("source", ""))))
+        return tuple(out)
 
     def step(self) -> None:
         world = self.world
@@ -194,7 +132,7 @@ class Simulator:
                 world.bindings[key] = binding
                 self.engine.update_binding(binding)
             for task in dropped:
-                self.entries.append(Entry(world.now, "task-removed", key, task.from_cluster))
+                self.entries.append(Entry(world.now, EntryKind.TASK_REMOVED, key, task.from_cluster))
             if dropped and not binding.clusters:
                 self._schedule(key)  # the evicted cluster is schedulable again
             self.entries += binding_controller(world, key)
@@ -203,8 +141,8 @@ class Simulator:
         """The `evict` actions the engine's rules have taken on the current facts."""
         keys = {fact_id: key for key, fact_id in self.engine.binding_ids.items()}
         out = []
-        for d in self.engine.session.evictions:
-            rule = self.engine.program.rules[d.rule]
+        for d in self.engine.session.evictions():
+            rule = self.engine.compiled.rules[d.rule]
             source = f"{rule.span.file}:{rule.span.line}"
             if d.binding in keys:
                 out.append(RuleEviction(keys[d.binding], d.cluster, rule.name, source, d.reason, d.message))
@@ -218,7 +156,7 @@ class Simulator:
             targets = tuple(replace_target(binding, c) for c in placement.clusters)
             self.world.bindings[key] = replace(binding, clusters=targets)
             self.engine.update_binding(self.world.bindings[key])
-        kind = "unschedulable" if placement.unschedulable else "scheduled"
+        kind = EntryKind.UNSCHEDULABLE if placement.unschedulable else EntryKind.SCHEDULED
         if placement.clusters != binding.cluster_names or placement.unschedulable:
             detail: dict[str, Any] = {"clusters": list(placement.clusters)}
             if placement.message:
@@ -244,50 +182,24 @@ class Simulator:
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
-    def run(self, events: Sequence[Event]) -> list[Entry]:
+    def run(self, events: Sequence[Event]) -> tuple[Entry, ...]:
+        """Step through ``events`` and the deadlines they cause; the timeline."""
         pending = list(events)
         end = (pending[-1].at if pending else self.world.now) + HORIZON
-        try:
+        self.step()
+        while True:
+            deadline = self.next_deadline()
+            candidates = [t for t in (pending[0].at if pending else None, deadline) if t is not None]
+            if not candidates or min(candidates) > end:
+                break
+            self.world.now = min(candidates)
+            while pending and pending[0].at <= self.world.now:
+                self.apply(pending.pop(0))
             self.step()
-            while True:
-                deadline = self.next_deadline()
-                candidates = [t for t in (pending[0].at if pending else None, deadline) if t is not None]
-                if not candidates or min(candidates) > end:
-                    break
-                self.world.now = min(candidates)
-                while pending and pending[0].at <= self.world.now:
-                    self.apply(pending.pop(0))
-                self.step()
-        finally:
-            self.engine.session.close()
-        return self.entries
+        return tuple(self.entries)
 
 
 def replace_target(binding: Binding, cluster: str) -> TargetCluster:
     """The binding's TargetCluster for ``cluster``, kept if it had one (Duplicated: same replicas)."""
     current = next((t for t in binding.clusters if t.name == cluster), None)
     return current or TargetCluster(cluster, binding.replicas)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return str(value)
-
-
-def timeline_text(entries: Sequence[Entry], start: dt.datetime) -> str:
-    lines = []
-    for e in entries:
-        offset = int((e.time - start).total_seconds())
-        stamp = f"{rfc3339(e.time)} (+{offset}s)"
-        what = e.kind + (f" {e.binding}" if e.binding else "") + (f" @ {e.cluster}" if e.cluster else "")
-        details = ", ".join(f"{k}={_show(v)}" for k, v in e.detail.items() if k != "task")
-        lines.append(f"{stamp}  {what}" + (f"  {details}" if details else ""))
-        task = e.detail.get("task")
-        if task:
-            lines += [f"    {k}: {_show(v)}" for k, v in task.items()]
-    return "\n".join(lines) + "\n"

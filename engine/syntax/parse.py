@@ -22,8 +22,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 from lark.parsers.lalr_parser_state import ParserState
 
-from engine import ast
 from engine.errors import Diagnostic, RuleError, Span, error
+from engine.syntax import ast
 
 MAX_ERRORS = 50
 _CLOSERS = {"RBRACE", "RPAR", "RSQB"}

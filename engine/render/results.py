@@ -34,7 +34,7 @@ def placement_data(p: Placement) -> dict[str, Any]:
 def result_data(result: Result) -> dict[str, Any]:
     data: dict[str, Any] = {
         "placements": [placement_data(p) for p in result.placements],
-        "evictions": [e if isinstance(e, dict) else e.to_dict() for e in result.evictions],
+        "evictions": [e.data() for e in result.evictions],
     }
     if result.unmatched:
         data["unmatched"] = list(result.unmatched)

@@ -7,14 +7,14 @@ Fields fleetrules does not evaluate are reported, not dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from engine import ast
 from engine.errors import Diagnostic, Span, error, warning
+from engine.inputs.yaml import Marks, load_text
+from engine.syntax import ast
 
 POLICY_KINDS = ("PropagationPolicy", "ClusterPropagationPolicy")
 _PLACEMENT = {
@@ -28,53 +28,55 @@ _NOT_EVALUATED = {"priority", "preemption", "dependentOverrides", "schedulerName
                   "activationPreference", "suspension", "preserveResourcesOnDeletion", "association"}  # fmt: skip
 
 
-class _MarkedLoader(yaml.SafeLoader):
-    """Safe loading that remembers the line of every mapping (by object id, while it lives)."""
+@dataclass(frozen=True)
+class PolicyObject:
+    """A PropagationPolicy or ClusterPropagationPolicy object, where it came from and its positions."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.lines: dict[int, int] = {}
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        mapping = super().construct_mapping(node, deep=True)
-        self.lines[id(mapping)] = node.start_mark.line + 1
-        return mapping
-
-
-_MarkedLoader.add_constructor(
-    "tag:yaml.org,2002:map",
-    lambda loader, node: loader.construct_mapping(node),  # type: ignore[arg-type]
-)
+    source: str  # FILE:LINE, or "object N" for a Python object
+    obj: Mapping[str, Any]
+    marks: Marks | None = None
 
 
 class _Converter:
-    def __init__(self, source: str, lines: Mapping[int, int], problems: list[Diagnostic]) -> None:
-        self.source = source
-        self.lines = lines
+    def __init__(self, source: str, marks: Marks | None, problems: list[Diagnostic]) -> None:
+        self.source = marks.file if marks is not None else source
+        self.marks = marks
         self.problems = problems
         self.default_line = 0
 
-    def span(self, obj: Any) -> Span:
-        line = self.lines.get(id(obj), self.default_line)
-        return Span(self.source, line, 1, line, 1)
+    def span(self, obj: Any, key: Any = None) -> Span:
+        """Where ``obj`` (or its entry ``key``) stands; the object's line when not known."""
+        position = self.marks.position(obj, key) if self.marks is not None else None
+        if position is None:
+            return Span(self.source, self.default_line, 1, self.default_line, 1)
+        return Span(self.source, position.line, position.column, position.line, position.column)
+
+    def field_span(self, obj: Any, path: str) -> Span:
+        """The span of the field ``path`` ends in (``spec.priority``, ``values[2]``), inside ``obj``."""
+        last = re.search(r"\[([0-9]+)\]$|([^.\[\]]+)$", path)
+        if last is not None and isinstance(obj, (dict, list)):
+            key: Any = int(last.group(1)) if last.group(1) else last.group(2)
+            if (isinstance(obj, dict) and key in obj) or (isinstance(obj, list) and isinstance(key, int)):
+                return self.span(obj, key)
+        return self.span(obj)
 
     def fail(self, obj: Any, path: str, message: str) -> None:
-        self.problems.append(error(f"{path}: {message}", self.span(obj), subject=self.source))
+        self.problems.append(error(f"{path}: {message}", self.field_span(obj, path), subject=self.source))
 
     def warn(self, obj: Any, path: str, message: str) -> None:
-        self.problems.append(warning(f"{path}: {message}", self.span(obj), subject=self.source))
+        self.problems.append(warning(f"{path}: {message}", self.field_span(obj, path), subject=self.source))
 
     def word(self, value: Any, obj: Any, path: str) -> ast.Word:
         if not isinstance(value, str):
             self.fail(obj, path, f"expected a string, found {value!r}")
             value = str(value)
-        return ast.Word(value, span=self.span(obj))
+        return ast.Word(value, span=self.field_span(obj, path))
 
     def words(self, values: Any, obj: Any, path: str) -> tuple[ast.Word, ...]:
         if not isinstance(values, list):
             self.fail(obj, path, "expected a list")
             return ()
-        return tuple(self.word(v, obj, f"{path}[{i}]") for i, v in enumerate(values))
+        return tuple(self.word(v, values, f"{path}[{i}]") for i, v in enumerate(values))
 
     def mapping(self, value: Any, parent: Any, path: str) -> dict[str, Any]:
         if value is None:
@@ -164,7 +166,8 @@ class _Converter:
     # ------------------------------------------------------------ the policy
     def policy(self, obj: dict[str, Any]) -> list[ast.Policy]:
         meta = self.mapping(obj.get("metadata"), obj, "metadata")
-        self.default_line = self.lines.get(id(obj), 0)
+        position = self.marks.position(obj) if self.marks is not None else None
+        self.default_line = position.line if position is not None else 0
         name = self.word(meta.get("name"), meta, "metadata.name")
         namespace = meta.get("namespace") if obj.get("kind") == "PropagationPolicy" else None
         spec = self.mapping(obj.get("spec"), obj, "spec")
@@ -343,54 +346,30 @@ class _Converter:
         return out
 
 
-def convert_objects(
-    objects: Iterable[tuple[str, Mapping[str, Any]]], lines: Mapping[int, int] | None = None
-) -> tuple[list[ast.Policy], list[Diagnostic]]:
+def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], list[Diagnostic]]:
     problems: list[Diagnostic] = []
     policies: list[ast.Policy] = []
-    for source, obj in objects:
-        policies += _Converter(source, lines or {}, problems).policy(dict(obj))
+    for o in objects:
+        policies += _Converter(o.source, o.marks, problems).policy(dict(o.obj))
     return policies, problems
 
 
-def policies_from_objects(objects: Iterable[tuple[str, Mapping[str, Any]]]) -> list[ast.Policy]:
-    """Policies from objects found among the facts (their problems were reported when loading)."""
-    return convert_objects(objects)[0]
-
-
-def policy_file(path: Path, shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic]]:
+def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic]]:
     """A YAML/JSON file of PropagationPolicies as a rule file; other kinds in it are errors."""
-    loader = _MarkedLoader(text)
-    problems: list[Diagnostic] = []
-    objects: list[tuple[str, Mapping[str, Any]]] = []
-    try:
-        index = 0
-        while loader.check_data():  # type: ignore[no-untyped-call]
-            index += 1
-            document = loader.get_data()
-            if document is None:
-                continue
-            kind = document.get("kind") if isinstance(document, dict) else None
-            if kind not in POLICY_KINDS:
-                line = loader.lines.get(id(document), 1)
-                what = (
-                    f"a {kind}" if kind else "an object without kind" if isinstance(document, dict) else "not an object"
-                )
-                message = f"document {index} is {what}, not a PropagationPolicy or ClusterPropagationPolicy"
-                problems.append(error(message, Span(shown, line, 1, line, 2)))
-                continue
-            objects.append((shown, document))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        problems.append(
-            error(
-                f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
-                Span(shown, line, (mark.column + 1) if mark else 1, line, (mark.column + 2) if mark else 2),
-            )
-        )
+    documents, problems = load_text(text, shown)
+    if problems:  # invalid YAML: nothing of the file is used
         return None, problems
-    finally:
-        loader.dispose()
-    policies, converted = convert_objects(objects, loader.lines)
+    objects: list[PolicyObject] = []
+    for document in documents:
+        value = document.value
+        if value is None:
+            continue
+        kind = value.get("kind") if isinstance(value, dict) else None
+        if kind not in POLICY_KINDS:
+            what = f"a {kind}" if kind else "an object without kind" if isinstance(value, dict) else "not an object"
+            message = f"document {document.index} is {what}, not a PropagationPolicy or ClusterPropagationPolicy"
+            problems.append(error(message, document.span()))
+            continue
+        objects.append(PolicyObject(shown, value, document.marks))
+    policies, converted = convert_objects(objects)
     return ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1)), problems + converted

@@ -12,8 +12,8 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
-from engine import ast
-from engine.parse import UNIT_SECONDS, keywords, parse
+from engine.syntax import ast
+from engine.syntax.parse import UNIT_SECONDS, keywords, parse
 
 INDENT = "  "
 _BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\/-]*")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
-from engine import ast, ir
+from engine.compile import ir
+from engine.compile.encoding import Symbols, derived_prop
 from engine.errors import Diagnostic, Span, error
-from engine.schema import BUILTIN_FACTS, MEMBER, POLICY_SCOPE, FieldType
+from engine.syntax import ast
+from engine.syntax.schema import BUILTIN_FACTS, MEMBER, FieldType
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\.([^{}\s]+)\}")
 # Facts whose negation is only sound under the engine's placement protocol (see engine.evaluate).
@@ -26,24 +28,6 @@ class CompileError(Exception):
     def __init__(self, message: str, span: Span) -> None:
         super().__init__(message)
         self.diagnostic = error(message, span)
-
-
-@dataclass
-class Symbols:
-    """Flat property names for label keys and for list-element flags, shared by a whole program."""
-
-    labels: dict[str, str] = field(default_factory=dict)
-    flags: dict[tuple[str, str], str] = field(default_factory=dict)
-
-    def label(self, key: str) -> str:
-        return self.labels.setdefault(key, f"L{len(self.labels)}")
-
-    def flag(self, list_field: str, value: str) -> str:
-        return self.flags.setdefault((list_field, value), f"F{len(self.flags)}")
-
-
-def derived_prop(name: str) -> str:
-    return f"f_{name}"
 
 
 @dataclass(frozen=True)
@@ -306,193 +290,3 @@ def compile_rules(
         except CompileError as exc:
             problems.append(exc.diagnostic)
     return out, problems
-
-
-# ---------------------------------------------------------------- lifting to policy scope
-
-
-def _refs(cond: ir.Cond) -> Iterator[ir.Ref]:
-    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
-        yield cond.operand
-    elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
-        for item in cond.items:
-            yield from _refs(item)
-
-
-def _props(cond: ir.Cond) -> Iterator[str]:
-    if isinstance(cond, (ir.Test, ir.Present)):
-        yield cond.prop
-    elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
-        for item in cond.items:
-            yield from _props(item)
-
-
-def _exemption(pattern: ir.Pattern, binding: str) -> tuple[str, ir.Ref | str | int | bool] | None:
-    """``(field, value)`` when ``pattern`` is ``not member(owner == binding.key, field == F, value == V)``."""
-    if not (pattern.negated and pattern.fact_type == MEMBER and isinstance(pattern.cond, ir.AllOf)):
-        return None
-    tests = {t.prop: t.operand for t in pattern.cond.items if isinstance(t, ir.Test) and t.op == "=="}
-    if len(tests) != 3 or len(pattern.cond.items) != 3 or tests.get("owner") != ir.Ref(binding, "key"):
-        return None
-    field_name, value = tests.get("field"), tests.get("value")
-    if not isinstance(field_name, str) or value is None or (isinstance(value, ir.Ref) and value.alias == binding):
-        return None
-    return field_name, value
-
-
-def lift(rule: ir.Rule) -> ir.Rule:
-    """The rule at policy scope, when it depends on its binding only through the binding's policy.
-
-    Most placement rules are of that kind (a policy's cluster statements, taints against the policy's
-    tolerations): matched per binding they fire once per (binding, cluster) pair, so their cost grows
-    with bindings x clusters. Lifted, the binding pattern matches one ``policy_scope`` fact per policy
-    (``key``, ``policy``), the rule fires once per (policy, cluster), and evaluation applies each
-    decision to the policy's bindings. A ``not (x in b.clusters)`` condition, the one per-binding part
-    such rules have (a cluster the binding already targets passes), becomes an exemption checked then.
-    Rules that derive or evict, or read other binding fields, are returned unchanged."""
-    if not rule.actions or not all(isinstance(a, (ir.Reject, ir.Prefer)) for a in rule.actions):
-        return rule
-    bindings = {a.binding for a in rule.actions if isinstance(a, (ir.Reject, ir.Prefer))}
-    if len(bindings) != 1:
-        return rule
-    binding = bindings.pop()
-    patterns: list[ir.Pattern] = []
-    exempt: list[tuple[str, ir.Ref | str | int | bool]] = []
-    for pattern in rule.patterns:
-        if pattern.alias == binding:
-            if pattern.fact_type != "binding" or set(_props(pattern.cond)) - {"policy"} or any(_refs(pattern.cond)):
-                return rule
-            patterns.append(ir.Pattern(binding, POLICY_SCOPE, False, pattern.cond))
-            continue
-        exemption = _exemption(pattern, binding)
-        if exemption is not None:
-            exempt.append(exemption)
-        elif any(r.alias == binding and r.prop != "policy" for r in _refs(pattern.cond)):
-            return rule
-        else:
-            patterns.append(pattern)
-    messages = [a.message for a in rule.actions if isinstance(a, ir.Reject)]
-    if any(isinstance(p, ir.Ref) and p.alias == binding and p.prop != "policy" for m in messages for p in m.parts):
-        return rule
-    return replace(rule, patterns=tuple(patterns), scoped=True, exempt=tuple(exempt))
-
-
-# ---------------------------------------------------------------- durable-rules JSON
-
-_DURABLE_OP = {"!=": "$neq", "<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
-
-
-def _durable_cond(cond: ir.Cond) -> dict[str, Any]:
-    if isinstance(cond, ir.Present):
-        return {"$ex" if cond.present else "$nex": {cond.prop: 1}}
-    if isinstance(cond, ir.Test):
-        operand: Any = {cond.operand.alias: cond.operand.prop} if isinstance(cond.operand, ir.Ref) else cond.operand
-        if cond.op == "==":
-            return {cond.prop: operand}
-        return {_DURABLE_OP[cond.op]: {cond.prop: operand}}
-    if isinstance(cond, ir.AllOf):
-        return {"$and": [_durable_cond(c) for c in cond.items] or [{"$ex": {"t": 1}}]}
-    return {"$or": [_durable_cond(c) for c in cond.items] or [{"$nex": {"t": 1}}]}
-
-
-MAX_VARIANTS = 64
-
-
-def _has_ref(cond: ir.Cond) -> bool:
-    if isinstance(cond, ir.Test):
-        return isinstance(cond.operand, ir.Ref)
-    if isinstance(cond, (ir.AllOf, ir.AnyOf)):
-        return any(_has_ref(c) for c in cond.items)
-    return False
-
-
-def _dnf(cond: ir.Cond) -> list[ir.Cond]:
-    """Alternatives whose ``$or``s hold no join: in durable-rules 2.0.28 an ``$or`` with a join loses
-    its literal branches, and one inside an ``$and`` disables the ``$and``'s other joins (measured;
-    tests/test_durable_behaviour.py)."""
-    if not _has_ref(cond) or isinstance(cond, (ir.Test, ir.Present)):
-        return [cond]
-    if isinstance(cond, ir.AnyOf):
-        return [alt for c in cond.items for alt in _dnf(c)]
-    assert isinstance(cond, ir.AllOf)
-    alternatives: list[ir.Cond] = [ir.TRUE]
-    for item in cond.items:
-        alternatives = [ir.all_of(a, b) for a in alternatives for b in _dnf(item)]
-    return alternatives
-
-
-def _renamed(cond: ir.Cond, suffix: str) -> ir.Cond:
-    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
-        return ir.Test(cond.op, cond.prop, ir.Ref(cond.operand.alias + suffix, cond.operand.prop))
-    if isinstance(cond, ir.AllOf):
-        return ir.AllOf(tuple(_renamed(c, suffix) for c in cond.items))
-    if isinstance(cond, ir.AnyOf):
-        return ir.AnyOf(tuple(_renamed(c, suffix) for c in cond.items))
-    return cond
-
-
-def _is_guard(cond: ir.Cond) -> bool:
-    """A join other than equality: evaluated in Python, never by durable-rules 2.0.28, whose C join
-    evaluation (reduceExpressionSequence) crashed intermittently on `$neq` and `$lt` joins (measured)."""
-    return isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref) and cond.op != "=="
-
-
-def _pattern(alias: str, fact_type: str, cond: ir.Cond) -> dict[str, Any]:
-    body = {"$and": [{"t": fact_type}, _durable_cond(cond)]} if cond != ir.TRUE else {"t": fact_type}
-    return {alias: body}
-
-
-Guard = tuple[str, ir.Cond]  # (alias, condition on that alias's fact), checked before the action
-
-
-@dataclass(frozen=True)
-class Variant:
-    body: dict[str, Any]  # the durable-rules rule, without "run"
-    guards: tuple[Guard, ...]
-
-
-def _split(cond: ir.Cond) -> tuple[ir.Cond, ir.Cond]:
-    """(what durable-rules tests, what Python tests) of one alternative."""
-    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
-    engine = [c for c in items if not _is_guard(c)]
-    guards = [c for c in items if _is_guard(c)]
-    return ir.all_of(*engine), ir.all_of(*guards)
-
-
-def durable_rules(rule: ir.Rule, suffix: str = "") -> list[Variant]:
-    """The durable-rules rules for ``rule``, with the Python guards of each.
-
-    A condition with a join inside an alternative becomes several negated patterns (for ``not``:
-    no fact matches any alternative) or several rules (one per alternative; the session counts a
-    match that several alternatives accept once). Joins other than equality are guards.
-
-    Aliases get ``suffix``, so that the rules of one ruleset never share an alias."""
-    variants: list[tuple[list[dict[str, Any]], list[Guard]]] = [([], [])]
-    for p in rule.patterns:
-        alias = p.alias + suffix
-        alternatives = [_split(alt) for alt in _dnf(p.cond)]
-        if p.negated:
-            if any(guard != ir.TRUE for _, guard in alternatives):
-                raise CompileError(
-                    f"rule '{rule.name}': a 'not' pattern can compare with another fact only by '=='", rule.span
-                )
-            negations = [
-                _pattern(f"{alias}_{i}$not", p.fact_type, _renamed(engine, suffix))
-                for i, (engine, _) in enumerate(alternatives)
-            ]
-            variants = [(body + negations, guards) for body, guards in variants]
-        else:
-            variants = [
-                (
-                    [*body, _pattern(alias, p.fact_type, _renamed(engine, suffix))],
-                    guards + ([(p.alias, guard)] if guard != ir.TRUE else []),
-                )
-                for body, guards in variants
-                for engine, guard in alternatives
-            ]
-        if len(variants) > MAX_VARIANTS:
-            raise CompileError(
-                f"rule '{rule.name}' has more than {MAX_VARIANTS} alternative matchings; simplify its 'or's",
-                rule.span,
-            )
-    return [Variant({"all": body}, tuple(guards)) for body, guards in variants]

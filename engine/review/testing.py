@@ -24,16 +24,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 import yaml
 
-from engine.errors import FleetrulesError
+from engine.check.rules import load_rules
+from engine.errors import FleetrulesError, render
 from engine.evaluate import evaluate
-from engine.facts import load_facts, parse_time
-from engine.load import display_path, expand, load_rules
-from engine.program import program
+from engine.inputs.facts import parse_time
+from engine.inputs.files import display_path, expand
+from engine.inputs.objects import load_facts
+from engine.inputs.yaml import Document, load_file
 from engine.results import Result
+from engine.schedule.program import program
 
 TEST_SUFFIX = "_test.yaml"
 _CASE_KEYS = {"name", "rules", "facts", "objects", "now", "expect"}
@@ -88,7 +90,8 @@ def _actual(result: Result, expect: dict[str, Any]) -> dict[str, Any]:
     if "evictions" in expect:
         wanted_list = expect["evictions"] or []
         actual = []
-        for index, e in enumerate(result.evictions):
+        for index, eviction in enumerate(result.evictions):
+            e = eviction.data()
             flat = {"binding": e.get("binding"), "cluster": e.get("cluster"), "event": e.get("event")}
             flat |= e.get("task", {}) | ({"error": e["error"]} if "error" in e else {})
             wanted = wanted_list[index] if index < len(wanted_list) and isinstance(wanted_list[index], dict) else {}
@@ -109,17 +112,23 @@ def _dump(data: Any) -> list[str]:
     return yaml.safe_dump(data, sort_keys=True, default_flow_style=False).splitlines(keepends=True)
 
 
-def _case(test_file: Path, shown: str, defaults: dict[str, Any], case: Any, index: int, report: Report) -> Outcome:
+def _case(test_file: Path, document: Document, defaults: dict[str, Any], index: int, report: Report) -> Outcome:
+    shown = document.marks.file
+    cases = document.value["cases"]
+    case = cases[index]
+    at = document.span(cases, index)
     if not isinstance(case, dict):
-        return Outcome(shown, f"case {index + 1}", False, error="a case is a mapping with name and expect")
+        return Outcome(shown, f"case {index + 1}", False, error=f"{at}: a case is a mapping with name and expect")
     name = str(case.get("name", f"case {index + 1}"))
     unknown = set(case) - _CASE_KEYS
     if unknown:
-        return Outcome(shown, name, False, error=f"unknown field(s) {', '.join(sorted(unknown))}")
+        first = document.span(case, sorted(unknown, key=str)[0])
+        return Outcome(shown, name, False, error=f"{first}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
     merged = defaults | case
     expect = case.get("expect")
     if not isinstance(expect, dict) or not expect or set(expect) - _EXPECT_KEYS:
-        return Outcome(shown, name, False, error=f"expect: a mapping of {', '.join(sorted(_EXPECT_KEYS))}")
+        where = document.span(case, "expect") if "expect" in case else at
+        return Outcome(shown, name, False, error=f"{where}: expect: a mapping of {', '.join(sorted(_EXPECT_KEYS))}")
     base = test_file.parent
     try:
         rules = load_rules([base / str(r) for r in merged.get("rules") or []])
@@ -130,11 +139,11 @@ def _case(test_file: Path, shown: str, defaults: dict[str, Any], case: Any, inde
         message = exc.render() if isinstance(exc, FleetrulesError) else str(exc)
         return Outcome(shown, name, False, error=message)
     policies = tuple(rules.policies)
-    report.rules |= {r.name for r in program(policies, tuple(rules.rules)).rules}
+    report.rules |= {r.name for r in program(policies, tuple(rules.rules)).compiled.rules}
     for p in result.placements:
         report.fired |= {r.rule for rs in p.rejected.values() for r in rs}
         report.fired |= {e.rule for es in p.explanations.values() for e in es}
-    report.fired |= {str(e.get("rule")) for e in result.evictions if e.get("rule")}
+    report.fired |= {e.rule for e in result.evictions if e.rule}
     expected = _normalise(expect)
     actual = _actual(result, expected)
     if actual == expected:
@@ -147,43 +156,17 @@ def run_tests(paths: Sequence[str | Path]) -> Report:
     report = Report()
     for test_file in find_tests(paths):
         shown = display_path(test_file)
-        try:
-            data = yaml.safe_load(test_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            report.outcomes.append(Outcome(shown, "(file)", False, error=f"cannot read: {exc}"))
+        documents, problems = load_file(test_file, shown, "test files")
+        if problems:
+            report.outcomes.append(Outcome(shown, "(file)", False, error="\n".join(render(d) for d in problems)))
             continue
+        data = documents[0].value if len(documents) == 1 else None
         if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data["cases"]:
-            report.outcomes.append(Outcome(shown, "(file)", False, error="expected a mapping with a list 'cases'"))
+            where = documents[0].span() if documents else f"{shown}:1:1"
+            message = f"{where}: expected one YAML document, a mapping with a list 'cases'"
+            report.outcomes.append(Outcome(shown, "(file)", False, error=message))
             continue
         defaults = {k: data[k] for k in ("rules", "facts", "objects", "now") if k in data}
-        for index, case in enumerate(data["cases"]):
-            report.outcomes.append(_case(test_file, shown, defaults, case, index, report))
+        for index in range(len(data["cases"])):
+            report.outcomes.append(_case(test_file, documents[0], defaults, index, report))
     return report
-
-
-def text(report: Report) -> str:
-    lines, current = [], None
-    for o in report.outcomes:
-        if o.file != current:
-            lines.append(o.file)
-            current = o.file
-        lines.append(f"  {'PASS' if o.passed else 'FAIL'} {o.name}")
-        detail = o.error or o.diff
-        lines += [f"      {line}" for line in detail.rstrip("\n").splitlines()] if detail else []
-    never = sorted(report.rules - report.fired)
-    if never:
-        lines.append(f"rules no test case made fire ({len(never)} of {len(report.rules)}): {', '.join(never)}")
-    lines.append(f"{len(report.outcomes) - report.failed} passed, {report.failed} failed")
-    return "\n".join(lines) + "\n"
-
-
-def junit(report: Report) -> str:
-    cases = []
-    for o in report.outcomes:
-        body = ""
-        if not o.passed:
-            message = quoteattr(o.error or "expectation not met")
-            body = f"<failure message={message}>{escape(o.error or o.diff)}</failure>"
-        cases.append(f"  <testcase classname={quoteattr(o.file)} name={quoteattr(o.name)}>{body}</testcase>")
-    head = f'<testsuite name="fleetrules" tests="{len(report.outcomes)}" failures="{report.failed}">'
-    return "\n".join(['<?xml version="1.0" encoding="UTF-8"?>', head, *cases, "</testsuite>"]) + "\n"

@@ -1,0 +1,31 @@
+"""The rule-engine boundary: what the rest of fleetrules may ask of a backend.
+
+A backend takes a compiled program (engine.compile.program) and runs sessions over it: facts are
+asserted and retracted, rules fire, and the session answers what they decided. Nothing outside this
+package sees how a backend represents facts or rules; `durable` (durable-rules 2.0.28) is the one
+backend, and the only module that imports durable_rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.backend import durable
+from engine.backend.protocol import Decision, DecisionKind, Program, Session
+from engine.compile import ir
+from engine.compile.program import CompiledProgram
+
+__all__ = ["MAX_FACT_FIELDS", "Decision", "DecisionKind", "Program", "Session", "load", "unsupported"]
+
+# How many fields one fact may have.
+MAX_FACT_FIELDS = durable.MAX_FACT_FIELDS
+
+
+def load(compiled: CompiledProgram) -> Program:
+    """Register ``compiled`` with the backend."""
+    return durable.DurableProgram(compiled)
+
+
+def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[int, str]]:
+    """The rules (by index) the backend cannot run, each with why: the checker reports them at their span."""
+    return durable.unsupported(rules)

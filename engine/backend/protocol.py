@@ -1,0 +1,70 @@
+"""The backend protocol: sessions, programs and the decisions rules make (see engine.backend)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.compile.program import CompiledProgram
+
+
+class DecisionKind(enum.StrEnum):
+    REJECT = "reject"
+    PREFER = "prefer"
+    EVICT = "evict"
+    DERIVE = "derive"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One action of one rule firing: the rule's index, what it matched, and what it decided."""
+
+    rule: int
+    deps: frozenset[str]
+    binding: str = ""  # the binding fact id (reject, prefer, evict), or the policy_scope fact id (scoped rules)
+    cluster: str = ""  # the cluster name
+    message: str = ""  # the rendered message; of a derivation, the derived fact's id
+    weight: int = 0
+    kind: DecisionKind = DecisionKind.REJECT
+    reason: str = ""
+    matched: tuple[tuple[str, str], ...] = ()  # (alias, fact id), for explanations
+    # of a scoped rule: (list field, value): not for a binding whose list field holds the value
+    exempt: tuple[tuple[str, str], ...] = ()
+
+
+class Session(Protocol):
+    """The facts and decisions of one evaluation."""
+
+    def assert_fact(self, fact_type: str, props: Mapping[str, Any]) -> str:
+        """Assert a fact (and what rules derive from it); returns its id."""
+
+    def retract(self, fact_id: str) -> None:
+        """Retract a fact, withdrawing every decision and derived fact that depended on it."""
+
+    def decisions(self, owner: str) -> Sequence[Decision]:
+        """The reject and prefer decisions about the binding (or policy scope) fact ``owner``."""
+
+    def revision(self, owner: str) -> int:
+        """A number that changes whenever the decisions about ``owner`` change."""
+
+    def evictions(self) -> Sequence[Decision]:
+        """The evict decisions in force."""
+
+    def fact(self, fact_id: str) -> Mapping[str, Any] | None:
+        """A fact asserted and not retracted, as asserted."""
+
+    def derivation(self, fact_id: str) -> Decision | None:
+        """The decision that derived the fact, if a rule derived it."""
+
+    def close(self) -> None:
+        """Release the session; it takes no more calls."""
+
+
+class Program(Protocol):
+    """A compiled program registered with the backend, run by as many sessions as needed."""
+
+    compiled: CompiledProgram
+
+    def session(self) -> Session: ...

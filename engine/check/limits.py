@@ -1,0 +1,38 @@
+"""What the compiler and the backend cannot take, as positioned errors: so that whatever `check`
+accepts, `eval` can run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine import backend
+from engine.compile.lift import lift
+from engine.compile.program import compile_rule_set
+from engine.errors import Diagnostic, error
+from engine.syntax import ast
+
+# Every label key the rules name is a property of every cluster and binding fact, and twice one of a
+# placement fact (its binding's and its cluster's), besides some thirty fixed fields and list flags.
+MAX_LABEL_KEYS = (backend.MAX_FACT_FIELDS - 32) // 2
+_TOO_MANY = (
+    f"the rules name more than {MAX_LABEL_KEYS} label keys and zone or cluster values; "
+    "the engine's facts hold at most 255 fields"
+)
+
+
+def limit_problems(
+    builtin: Sequence[ast.Rule], policies: Sequence[ast.Policy], rules: Sequence[ast.Rule]
+) -> list[Diagnostic]:
+    """Compile ``policies`` and ``rules`` (with the ``builtin`` rules before them) as evaluation will,
+    and report what the compiler refuses, the first rule or policy past the backend's fact size, and
+    every rule the backend cannot run."""
+    compilation = compile_rule_set(builtin, policies, rules)
+    problems = list(compilation.problems)
+    over = next((span for span, size in compilation.growth if size > MAX_LABEL_KEYS), None)
+    if over is not None:
+        problems.append(error(_TOO_MANY, over))
+    if not problems:
+        lifted = [lift(rule) for rule in compilation.rules]
+        for index, why in backend.unsupported(lifted):
+            problems.append(error(f"rule '{lifted[index].name}': {why}", lifted[index].span))
+    return problems

@@ -1,0 +1,57 @@
+"""Rule files → a checked rule set: read (engine.inputs.rules), checked, and compiled far enough to
+know that every rule can run on the backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from importlib.resources import files as files_of
+from pathlib import Path
+
+from engine.check.limits import limit_problems
+from engine.check.semantic import check
+from engine.errors import Diagnostic, RuleError
+from engine.inputs.rules import RuleSet, read_rule_files
+from engine.syntax import ast
+from engine.syntax.parse import parse
+
+
+@cache
+def builtin_files() -> tuple[ast.File, ...]:
+    """The built-in rule library (it ships as engine.rules), parsed and checked once."""
+    out = []
+    for entry in sorted(files_of("engine.rules").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".fr"):
+            out.append(parse(entry.read_text(encoding="utf-8"), f"<builtin>/{entry.name}"))
+    problems = [d for d in check(out) if d.is_error]
+    builtin = [r for f in out for r in f.rules]
+    problems += limit_problems(builtin, (), ())
+    if problems:
+        raise RuleError(problems)
+    return tuple(out)
+
+
+def load_rule_set(paths: Sequence[str | Path], extra: Sequence[ast.File] = ()) -> tuple[RuleSet, list[Diagnostic]]:
+    """Read and check every rule file under ``paths``; returns the rule set and all diagnostics."""
+    read, sources, diagnostics = read_rule_files(paths)
+    files = (*extra, *read)
+    diagnostics += check(files)
+    if not any(d.is_error for d in diagnostics):
+        # rule files of the library itself, named explicitly, are checked as the library is
+        library = Path(str(files_of("engine.rules"))).resolve()
+        shipped = {f.path for f in files if Path(f.path).resolve().is_relative_to(library)}
+        builtin = [r for f in builtin_files() for r in f.rules]
+        builtin += [r for f in files if f.path in shipped for r in f.rules]
+        rules = [r for f in files if f.path not in shipped for r in f.rules]
+        diagnostics += limit_problems(builtin, [p for f in files for p in f.policies], rules)
+    rule_set = RuleSet(files, sources, tuple(d for d in diagnostics if not d.is_error))
+    return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)
+
+
+def load_rules(paths: Sequence[str | Path]) -> RuleSet:
+    """The checked rule set under ``paths``; raises RuleError listing every error found."""
+    rule_set, diagnostics = load_rule_set(paths)
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        raise RuleError(errors, rule_set.sources)
+    return rule_set

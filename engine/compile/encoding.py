@@ -1,0 +1,155 @@
+"""How facts are encoded for the engine: the one place that knows the fact fields' names.
+
+Rules name label keys and list elements freely (``c.labels["topology.kubernetes.io/region"]``,
+``"eu-1" in c.zones``); the engine's facts are flat, so each key a program names becomes one
+property (``L0``, ``L1``, …), each tested list element one flag (``F0``, …), and a placement fact
+carries its cluster's labels too (``CL0``, …). Every property a program names is present on every
+fact of its type, ``ABSENT`` when unset (durable-rules fails a join on a missing property).
+Facts are owned by keys that say what they stand for: ``c/NAME`` a cluster, ``b/NS/NAME`` a binding,
+``p/NAME`` a policy's scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.compile.ir import ABSENT
+from engine.inputs.facts import Binding, Cluster, EvictionTask, Taint
+
+_ENCODED_PREFIXES = ("L", "C", "F")  # label, cluster label (on placements), list flag
+_HIDDEN = ("id", "t", "sid", "key")
+
+
+@dataclass
+class Symbols:
+    """Flat property names for label keys and for list-element flags, shared by a whole program."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    flags: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def label(self, key: str) -> str:
+        return self.labels.setdefault(key, f"L{len(self.labels)}")
+
+    def flag(self, list_field: str, value: str) -> str:
+        return self.flags.setdefault((list_field, value), f"F{len(self.flags)}")
+
+    @property
+    def size(self) -> int:
+        """How many properties label keys and list values add to a fact."""
+        return len(self.labels) + len(self.flags)
+
+
+def derived_prop(name: str) -> str:
+    return f"f_{name}"
+
+
+def cluster_owner(name: str) -> str:
+    return f"c/{name}"
+
+
+def binding_owner(key: str) -> str:
+    return f"b/{key}"
+
+
+def policy_owner(name: str) -> str:
+    return f"p/{name}"
+
+
+def labels(symbols: Symbols, values: Mapping[str, str], prefix: str = "") -> dict[str, str]:
+    """Every label the program refers to, ABSENT where the object lacks it."""
+    return {f"{prefix}{prop}": values.get(key, ABSENT) for key, prop in symbols.labels.items()}
+
+
+def flags(symbols: Symbols, list_field: str, values: Iterable[str]) -> dict[str, int]:
+    present = set(values)
+    return {prop: 1 for (f, value), prop in symbols.flags.items() if f == list_field and value in present}
+
+
+def member(owner: str, list_field: str, value: str) -> dict[str, Any]:
+    return {"owner": owner, "field": list_field, "value": value}
+
+
+def cluster(symbols: Symbols, c: Cluster) -> dict[str, Any]:
+    props: dict[str, Any] = {"key": cluster_owner(c.name), "name": c.name, "ready": c.ready == "True"}
+    props |= {"provider": c.provider, "region": c.region}
+    return props | labels(symbols, c.labels) | flags(symbols, "zones", c.zones)
+
+
+@dataclass(frozen=True)
+class Groups:
+    """A binding's instantiated workload affinity groups and their topology keys."""
+
+    affinity: str = ""
+    anti_affinity: str = ""
+    affinity_topology: str = ""
+    anti_affinity_topology: str = ""
+
+
+def binding(symbols: Symbols, b: Binding, policy: str, groups: Groups) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "key": binding_owner(b.key),
+        "namespace": b.namespace,
+        "name": b.name,
+        "kind": b.kind,
+        "api_version": b.api_version,
+        "replicas": b.replicas,
+        "policy": policy,
+        "affinity_group": groups.affinity,
+        "anti_affinity_group": groups.anti_affinity,
+        "affinity_topology": groups.affinity_topology,
+        "anti_affinity_topology": groups.anti_affinity_topology,
+    }
+    return props | labels(symbols, b.labels) | flags(symbols, "clusters", b.cluster_names)
+
+
+def policy_scope(name: str) -> dict[str, Any]:
+    return {"key": policy_owner(name), "policy": name}
+
+
+def placements(
+    symbols: Symbols, binding_props: Mapping[str, Any], targets: Sequence[Cluster | str]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The placement facts of a binding on ``targets`` (a Cluster, or the name of one not in the facts),
+    and its ``scheduled`` fact."""
+    base = {k: binding_props[k] for k in ("namespace", "affinity_group", "anti_affinity_group")}
+    base["binding"] = binding_props["name"]
+    own_labels = {k: v for k, v in binding_props.items() if k.startswith("L")}
+    facts = []
+    for target in targets:
+        if isinstance(target, Cluster):
+            facts.append(base | own_labels | {"cluster": target.name} | labels(symbols, target.labels, "C"))
+        else:
+            facts.append(base | own_labels | {"cluster": target})
+    return facts, base
+
+
+def taint(cluster_name: str, t: Taint) -> dict[str, Any]:
+    value = f"={t.value}" if t.value else ""
+    display = f"{{{t.key}{value}:{t.effect}}}"  # as Karmada's TaintToleration message shows it
+    return {"cluster": cluster_name, "key": t.key, "value": t.value, "effect": t.effect, "display": display}
+
+
+def eviction_task(b: Binding, task: EvictionTask) -> dict[str, Any]:
+    return {
+        "namespace": b.namespace,
+        "binding": b.name,
+        "from_cluster": task.from_cluster,
+        "purge_mode": task.purge_mode,
+        "reason": task.reason,
+        "producer": task.producer,
+    }
+
+
+def shown(symbols: Symbols, fact: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """(the fact's type, its fields as people name them), for explanations; unset fields left out."""
+    fields = {
+        k: str(v)
+        for k, v in fact.items()
+        if k not in _HIDDEN and not k.startswith(_ENCODED_PREFIXES) and v not in ("", ABSENT)
+    }
+    named = sorted((k, fact[p]) for k, p in symbols.labels.items() if fact.get(p, ABSENT) != ABSENT)
+    if named:
+        fields["labels"] = "{" + ", ".join(f"{k}={v}" for k, v in named) + "}"
+    return str(fact.get("t", "?")), fields

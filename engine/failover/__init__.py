@@ -1,0 +1,1 @@
+"""Stateful failover: Karmada's controllers (controllers) and the simulation through time (simulate)."""

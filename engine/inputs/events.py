@@ -1,0 +1,80 @@
+"""The events file of `fleetrules simulate`: what happens to the fleet, and when.
+
+start: 2026-12-02T10:00:00Z
+events:
+- at: 30s
+  health: {binding: streaming/fraud-detector-flinkdeployment, cluster: member1, status: Unhealthy}
+- at: 5m
+  taint: {cluster: member2, key: cluster.karmada.io/not-ready, effect: NoExecute}
+- at: 6m
+  untaint: {cluster: member2, key: cluster.karmada.io/not-ready, effect: NoExecute}
+- at: 7m
+  ready: {cluster: member2, status: "False"}   # the cluster controller's NoSchedule taints
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import Diagnostic, FactError, Span, error
+from engine.inputs.facts import parse_time
+from engine.inputs.files import display_path
+from engine.inputs.yaml import load_file
+from engine.syntax.parse import duration_seconds
+
+EVENT_KINDS = ("health", "ready", "taint", "untaint")
+_OFFSET = re.compile(r"[0-9]+|([0-9]+[smhd])+")
+
+
+@dataclass(frozen=True)
+class Event:
+    at: dt.datetime
+    kind: str  # one of EVENT_KINDS
+    fields: dict[str, str]
+    span: Span  # where the event stands in its file
+
+    def error(self, message: str) -> FactError:
+        return FactError([error(message, self.span)])
+
+
+def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
+    """The start time and the events in time order; FactError at the file, line and column of any problem."""
+    shown = display_path(path)
+    documents, problems = load_file(path, shown, "events files")
+    if problems:
+        raise FactError(problems)
+    if len(documents) != 1:
+        raise FactError([error("expected one YAML document", Span(shown, 1, 1, 1, 2))])
+    document = documents[0]
+    data = document.value
+    if not isinstance(data, dict) or not isinstance(data.get("events"), list):
+        raise FactError([error("expected a mapping with 'start' and a list 'events'", document.span())])
+    try:
+        start = parse_time(str(data.get("start", "")))
+    except ValueError:
+        found = data.get("start")
+        raise FactError(
+            [error(f"start: expected an RFC 3339 time, found {found!r}", document.span(data, "start"))]
+        ) from None
+    events: list[Event] = []
+    out: list[Diagnostic] = []
+    for index, raw in enumerate(data["events"]):
+        where = document.span(data["events"], index)
+        kinds = sorted(set(raw) & set(EVENT_KINDS)) if isinstance(raw, dict) else []
+        at = str(raw.get("at", "")) if isinstance(raw, dict) else ""
+        if len(kinds) != 1 or not isinstance(raw[kinds[0]], dict):
+            out.append(error(f"events[{index}]: an event is one of {', '.join(EVENT_KINDS)} with its fields", where))
+            continue
+        if not _OFFSET.fullmatch(at):
+            message = f"events[{index}].at: expected a duration after start such as 90s or 5m, found {at!r}"
+            out.append(error(message, document.span(raw, "at") if "at" in raw else where))
+            continue
+        seconds = int(at) if at.isdigit() else duration_seconds(at)
+        fields = {str(k): str(v) for k, v in raw[kinds[0]].items()}
+        events.append(Event(start + dt.timedelta(seconds=seconds), kinds[0], fields, where))
+    if out:
+        raise FactError(out)
+    return start, sorted(events, key=lambda e: e.at)

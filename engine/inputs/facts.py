@@ -1,0 +1,155 @@
+"""Cluster, workload and binding facts (shared/spec/semantics.md S1): what the rest of fleetrules
+reads of Karmada objects, typed. engine.inputs.objects builds them from YAML and Python objects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import Diagnostic
+from engine.syntax import ast
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+    time_added: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    provider: str = ""
+    region: str = ""
+    zones: tuple[str, ...] = ()
+    taints: tuple[Taint, ...] = ()
+    ready: str = "True"  # status of the Ready condition: True | False | Unknown
+    ready_since: dt.datetime | None = None
+    deleting: bool = False
+    source: str = "<python>"
+
+
+@dataclass(frozen=True)
+class Workload:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    status: Any = None
+    source: str = "<python>"
+
+
+@dataclass(frozen=True)
+class TargetCluster:
+    name: str
+    replicas: int = 0
+
+
+@dataclass(frozen=True)
+class EvictionTask:
+    """A GracefulEvictionTask of a binding (pkg/apis/work/v1alpha2/binding_types.go)."""
+
+    from_cluster: str
+    purge_mode: str = "Gracefully"
+    reason: str = ""
+    message: str = ""
+    producer: str = ""
+    replicas: int | None = None
+    grace_period_seconds: int | None = None
+    suppress_deletion: bool | None = None
+    preserved_label_state: Mapping[str, str] = field(default_factory=dict)
+    clusters_before_failover: tuple[str, ...] = ()
+    creation_timestamp: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    """One status.aggregatedStatus item: the workload's health and status in one cluster."""
+
+    cluster: str
+    health: str = "Unknown"  # Healthy | Unhealthy | Unknown
+    status: Any = None
+    # fleetrules extension: since when the health has been what it is (Karmada keeps this in memory)
+    since: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A ResourceBinding, or the pending one Karmada would create for a workload."""
+
+    namespace: str
+    name: str
+    kind: str
+    api_version: str = ""
+    resource_name: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    replicas: int = 0
+    clusters: tuple[TargetCluster, ...] = ()
+    eviction_tasks: tuple[EvictionTask, ...] = ()
+    aggregated_status: tuple[ClusterStatus, ...] = ()
+    # spec.workloadAffinityGroups as stored on a real binding ("key=value"); None: derive from the policy
+    affinity_group: str | None = None
+    anti_affinity_group: str | None = None
+    observed_affinity_name: str = ""
+    source: str = "<python>"
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def cluster_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.clusters)
+
+
+@dataclass(frozen=True)
+class Facts:
+    clusters: tuple[Cluster, ...] = ()
+    bindings: tuple[Binding, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    # the PropagationPolicy / ClusterPropagationPolicy objects found among the facts, converted
+    policies: tuple[ast.Policy, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+def binding_name(name: str, kind: str) -> str:
+    """names.GenerateBindingName: the binding Karmada creates for a resource template."""
+    return f"{name}-{kind.lower()}"
+
+
+def parse_time(text: str) -> dt.datetime:
+    """RFC 3339 (``2026-01-02T03:04:05Z``) → an aware datetime; raises ValueError."""
+    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return value
+
+
+def task_data(task: EvictionTask) -> dict[str, Any]:
+    """A GracefulEvictionTask with Karmada's field names (binding_types.go); unset fields omitted."""
+    data: dict[str, Any] = {"fromCluster": task.from_cluster, "purgeMode": task.purge_mode}
+    if task.replicas is not None:
+        data["replicas"] = task.replicas
+    data |= {"reason": task.reason, "message": task.message, "producer": task.producer}
+    if task.grace_period_seconds is not None:
+        data["gracePeriodSeconds"] = task.grace_period_seconds
+    if task.suppress_deletion is not None:
+        data["suppressDeletion"] = task.suppress_deletion
+    if task.preserved_label_state:
+        data["preservedLabelState"] = dict(sorted(task.preserved_label_state.items()))
+    if task.clusters_before_failover:
+        data["clustersBeforeFailover"] = list(task.clusters_before_failover)
+    if task.creation_timestamp is not None:
+        data["creationTimestamp"] = rfc3339(task.creation_timestamp)
+    return data
+
+
+def rfc3339(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,61 @@
+"""Input paths: expanding directories, reading text files safely, showing paths to people."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from engine.errors import Diagnostic, Severity, Span, UsageError
+
+RULE_SUFFIX = ".fr"
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def display_path(path: Path) -> str:
+    """Paths are shown relative to the working directory when they lie below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def expand(paths: Iterable[str | Path], suffixes: tuple[str, ...] = (RULE_SUFFIX,)) -> list[Path]:
+    """Files named directly, and the files below named directories whose names end in one of
+    ``suffixes``, sorted; a missing path is a usage error."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise UsageError(f"no such file or directory: {raw}")
+    return found
+
+
+def read_source(path: Path, shown: str, diagnostics: list[Diagnostic], at: Span | None = None) -> str | None:
+    """The UTF-8 text of a file, or None with a diagnostic saying why it could not be read."""
+    where = at or Span(shown, 0, 0, 0, 0)
+
+    def unreadable(message: str, span: Span = where) -> None:
+        diagnostics.append(Diagnostic(Severity.ERROR, message, span, unreadable=True))
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            unreadable(f"{shown} is {size} bytes; rule files are limited to {MAX_FILE_BYTES}")
+            return None
+        data = path.read_bytes()
+    except OSError as exc:
+        unreadable(f"cannot read {shown}: {exc.strerror or exc}")
+        return None
+    if b"\0" in data:
+        unreadable(f"{shown} is a binary file, not a rule file")
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        unreadable(f"{shown} is not UTF-8 text (byte {exc.start})", Span(shown, line, 1, line, 2))
+        return None

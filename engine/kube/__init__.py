@@ -1,0 +1,1 @@
+"""Kubernetes primitives with no fleetrules dependencies: name and label validation, JSONPath."""

@@ -1,0 +1,114 @@
+"""A policy diff (engine.review.diff) as text, JSON and Markdown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.results import Reason
+from engine.review.diff import Diff
+
+
+def _score(value: int | None) -> str:
+    return "rejected" if value is None else str(value)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _summary(d: Diff) -> str:
+    moved, unsched, evictions = d.count("moved"), d.count("unschedulable"), d.count("eviction")
+    return (
+        f"{_plural(moved, 'binding')} moved, {unsched} newly unschedulable, "
+        f"{_plural(evictions, 'binding')} with new evictions, {_plural(len(d.changes), 'binding')} changed in all"
+    )
+
+
+def _clusters(clusters: tuple[str, ...], unschedulable: bool) -> str:
+    return ", ".join(clusters) if clusters else ("unschedulable" if unschedulable else "(none)")
+
+
+def to_text(d: Diff) -> str:
+    lines = [_summary(d)]
+    for c in d.changes:
+        lines.append("")
+        lines.append(
+            f"{c.binding}: {_clusters(c.before, c.was_unschedulable)} -> {_clusters(c.after, c.is_unschedulable)}"
+        )
+        for cluster, reasons in c.rejections_added.items():
+            lines += [f"  + {cluster} rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
+        for cluster, reasons in c.rejections_removed.items():
+            lines += [f"  - {cluster} no longer rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
+        for cluster, (old, new) in c.scores.items():
+            lines.append(f"  ~ {cluster} score {_score(old)} -> {_score(new)}")
+        lines += [
+            f"  + eviction from {e.get('cluster')}: {e.get('task', {}).get('reason', e.get('error', ''))}"
+            for e in c.evictions_added
+        ]
+        lines += [f"  - eviction from {e.get('cluster')} no longer made" for e in c.evictions_removed]
+    return "\n".join(lines) + "\n"
+
+
+def to_data(d: Diff) -> dict[str, Any]:
+    def reasons(m: dict[str, tuple[Reason, ...]]) -> dict[str, list[dict[str, str]]]:
+        return {c: [{"rule": r.rule, "source": r.source, "message": r.message} for r in rs] for c, rs in m.items()}
+
+    return {
+        "summary": {
+            "moved": d.count("moved"),
+            "newlyUnschedulable": d.count("unschedulable"),
+            "newEvictions": d.count("eviction"),
+            "changed": len(d.changes),
+        },
+        "changes": [
+            {
+                "binding": c.binding,
+                "before": list(c.before),
+                "after": list(c.after),
+                "unschedulable": {"before": c.was_unschedulable, "after": c.is_unschedulable},
+                "rules": list(c.rules),
+                "rejectionsAdded": reasons(c.rejections_added),
+                "rejectionsRemoved": reasons(c.rejections_removed),
+                "scores": {k: {"before": o, "after": n} for k, (o, n) in c.scores.items()},
+                "evictionsAdded": list(c.evictions_added),
+                "evictionsRemoved": list(c.evictions_removed),
+            }
+            for c in d.changes
+        ],
+    }
+
+
+def to_json(d: Diff) -> str:
+    return json.dumps(to_data(d), indent=2, ensure_ascii=False) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(d: Diff) -> str:
+    """For a pull-request comment: the summary, a table, and the reasons folded away."""
+    lines = ["### fleetrules: placement changes", "", f"**{_summary(d)}**", ""]
+    if not d.changes:
+        return "\n".join([*lines, "No binding's placement, rejections, scores or evictions changed.", ""])
+    lines += ["| binding | before | after | rules |", "| --- | --- | --- | --- |"]
+    for c in d.changes:
+        before, after = _clusters(c.before, c.was_unschedulable), _clusters(c.after, c.is_unschedulable)
+        flag = " ⚠️" if c.is_unschedulable and not c.was_unschedulable else ""
+        rules = _cell(", ".join(f"`{r}`" for r in c.rules))
+        lines.append(f"| `{c.binding}` | {_cell(before)} | {_cell(after)}{flag} | {rules} |")
+    lines.append("")
+    for c in d.changes:
+        lines += ["<details>", f"<summary><code>{c.binding}</code></summary>", ""]
+        for cluster, reasons in c.rejections_added.items():
+            lines += [f"- ➕ `{cluster}` rejected: {_cell(r.message)} (`{r.rule}`, {r.source})" for r in reasons]
+        for cluster, reasons in c.rejections_removed.items():
+            lines += [f"- ➖ `{cluster}` no longer rejected: {_cell(r.message)} (`{r.rule}`)" for r in reasons]
+        lines += [f"- score of `{k}`: {_score(o)} → {_score(n)}" for k, (o, n) in c.scores.items()]
+        lines += [
+            f"- ➕ eviction from `{e.get('cluster')}`: {e.get('task', {}).get('reason', e.get('error', ''))}"
+            for e in c.evictions_added
+        ]
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)

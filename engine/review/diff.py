@@ -1,0 +1,127 @@
+"""Two versions of the rules over the same facts: what changed for each binding, and which rules did it.
+
+Rejections are compared by (cluster, rule, message), not by source line, so that moving a rule
+within its file is not a change. Evictions are compared without their creation time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.results import Placement, Reason, Result
+
+CATEGORIES = ("moved", "unschedulable", "eviction", "rejection", "score")
+
+
+@dataclass(frozen=True)
+class Change:
+    binding: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    was_unschedulable: bool
+    is_unschedulable: bool
+    scores: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    rejections_added: dict[str, tuple[Reason, ...]] = field(default_factory=dict)
+    rejections_removed: dict[str, tuple[Reason, ...]] = field(default_factory=dict)
+    evictions_added: tuple[dict[str, Any], ...] = ()
+    evictions_removed: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def moved(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules responsible: those whose rejections or evictions appeared or disappeared."""
+        names = {r.rule for rs in (*self.rejections_added.values(), *self.rejections_removed.values()) for r in rs}
+        names |= {
+            str(e.get("rule", e.get("task", {}).get("reason", "")))
+            for e in (*self.evictions_added, *self.evictions_removed)
+        }
+        return tuple(sorted(n for n in names if n))
+
+    def categories(self) -> set[str]:
+        found = set()
+        if self.moved:
+            found.add("moved")
+        if self.is_unschedulable and not self.was_unschedulable:
+            found.add("unschedulable")
+        if self.evictions_added:
+            found.add("eviction")
+        if self.rejections_added or self.rejections_removed:
+            found.add("rejection")
+        if self.scores:
+            found.add("score")
+        return found
+
+
+@dataclass(frozen=True)
+class Diff:
+    changes: tuple[Change, ...]
+
+    def count(self, category: str) -> int:
+        return sum(category in c.categories() for c in self.changes)
+
+
+def _reasons(p: Placement | None) -> dict[str, set[tuple[str, str]]]:
+    return {c: {(r.rule, r.message) for r in rs} for c, rs in (p.rejected if p else {}).items()}
+
+
+def _subtract(a: Placement | None, b: Placement | None) -> dict[str, tuple[Reason, ...]]:
+    """Reasons in ``a`` that ``b`` does not have (with ``a``'s sources)."""
+    others = _reasons(b)
+    out = {}
+    for cluster, reasons in (a.rejected if a else {}).items():
+        extra = tuple(r for r in reasons if (r.rule, r.message) not in others.get(cluster, set()))
+        if extra:
+            out[cluster] = extra
+    return out
+
+
+def _evictions(result: Result, binding: str) -> list[dict[str, Any]]:
+    out = []
+    for eviction in result.evictions:
+        if eviction.binding == binding:
+            item = eviction.data()
+            item.pop("time", None)
+            item.get("task", {}).pop("creationTimestamp", None)
+            out.append(item)
+    return out
+
+
+def _minus(a: Iterable[dict[str, Any]], b: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    keys = {json.dumps(x, sort_keys=True) for x in b}
+    return tuple(x for x in a if json.dumps(x, sort_keys=True) not in keys)
+
+
+def compare(base: Result, head: Result, threshold: int = 0) -> Diff:
+    """Every binding whose placement, rejections, evictions or scores (by more than ``threshold``) changed."""
+    before = {p.binding: p for p in base.placements}
+    after = {p.binding: p for p in head.placements}
+    changes = []
+    for key in sorted(before.keys() | after.keys() | {e.binding for e in (*base.evictions, *head.evictions)}):
+        b, a = before.get(key), after.get(key)
+        scores = {}
+        for cluster in sorted(set(b.scores if b else {}) | set(a.scores if a else {})):
+            old, new = (b.scores.get(cluster) if b else None), (a.scores.get(cluster) if a else None)
+            if old != new and (old is None or new is None or abs(old - new) > threshold):
+                scores[cluster] = (old, new)
+        old_ev, new_ev = _evictions(base, key), _evictions(head, key)
+        change = Change(
+            binding=key,
+            before=b.clusters if b else (),
+            after=a.clusters if a else (),
+            was_unschedulable=bool(b and b.unschedulable),
+            is_unschedulable=bool(a and a.unschedulable),
+            scores=scores,
+            rejections_added=_subtract(a, b),
+            rejections_removed=_subtract(b, a),
+            evictions_added=_minus(new_ev, old_ev),
+            evictions_removed=_minus(old_ev, new_ev),
+        )
+        if change.categories():
+            changes.append(change)
+    return Diff(tuple(changes))

@@ -1,0 +1,16 @@
+"""The registered backend program for a rule set's policies and rules, compiled once per process."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from engine import backend
+from engine.check.rules import builtin_files
+from engine.compile.program import compile_program
+from engine.syntax import ast
+
+
+@cache
+def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...]) -> backend.Program:
+    builtin = [r for f in builtin_files() for r in f.rules]
+    return backend.load(compile_program(builtin, policies, rules))

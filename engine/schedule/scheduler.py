@@ -1,0 +1,331 @@
+"""The scheduler: facts into the engine, then bindings placed one at a time, as Karmada's scheduler does.
+
+The backend does the matching: as facts arrive, rules fire and record rejections and preferences
+per binding. This module is the Python stage the rules cannot express: choosing among feasible
+clusters (scores are sums, normalised; ordering; spread limits; clusterAffinities terms tried in
+order), and then telling the engine where each binding went, so that later bindings see it (S3:
+"bindings assigned in the same round count with their newest assignment"). A binding's placement
+facts are asserted before its ``scheduled`` fact, and retracted after it, which keeps negations over
+placements sound (see rules/workload_affinity.fr).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import islice
+from typing import Any
+
+from engine.backend import Decision, DecisionKind, Program, Session
+from engine.compile import encoding
+from engine.compile.encoding import Groups
+from engine.compile.policies import affinity_terms, groups, spread_limits, tolerations
+from engine.errors import Diagnostic, warning
+from engine.inputs.facts import Binding, Cluster, Facts
+from engine.results import Placement, Reason
+from engine.schedule.explain import Explainer, Lazy
+from engine.schedule.selection import select_policy
+from engine.schedule.views import Constant, Overlay, Subset
+from engine.syntax import ast
+from engine.syntax.schema import MEMBER, POLICY_SCOPE
+
+LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
+
+
+class Scheduler:
+    """One evaluation: a backend session over the facts, and the placements decided on it.
+
+    ``load`` asserts the facts, ``decide`` places one binding (and tells the engine), ``update_cluster``
+    and ``update_binding`` change what the failover controllers change; ``close`` ends the session."""
+
+    def __init__(self, program: Program, policies: Sequence[ast.Policy], facts: Facts) -> None:
+        self.program = program
+        self.compiled = program.compiled
+        self.symbols = program.compiled.symbols
+        self.facts = facts
+        self.policies = {p.name.value: p for p in policies}
+        self.session: Session = program.session()
+        self.cluster_ids: dict[str, str] = {}
+        self.binding_ids: dict[str, str] = {}
+        self.placement_ids: dict[str, list[str]] = defaultdict(list)
+        self.binding_policy: dict[str, ast.Policy | None] = {}
+        self.binding_facts: dict[str, dict[str, Any]] = {}
+        self.owned: dict[tuple[str, str], list[str]] = {}  # (owner key, what) → fact ids
+        self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
+        self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
+        self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
+        self._reasons: dict[Decision, Reason] = {}
+        self._shared_cache: dict[tuple[str, str | None], _Shared] = {}
+        self.explainer = Explainer(program, self.session)
+
+    def close(self) -> None:
+        self.session.close()
+
+    def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
+        ids = [self.session.assert_fact(MEMBER, encoding.member(owner, list_field, v)) for v in values]
+        self.owned[(owner, list_field)] = ids
+
+    def load(self) -> None:
+        """Assert the input facts, those that rules only test for absence first (members, tolerations,
+        tasks, taints), then clusters, then bindings, so that no rule fires on a partial picture."""
+        s = self.session
+        live = [c for c in self.facts.clusters if not c.deleting]
+        for cluster in live:
+            self._member(encoding.cluster_owner(cluster.name), "zones", cluster.zones)
+        for binding in self.facts.bindings:
+            self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
+        for policy in self.policies.values():
+            for toleration in tolerations(policy):
+                s.assert_fact("cluster_toleration", toleration)
+        for binding in self.facts.bindings:
+            self._tasks(binding)
+        for cluster in live:
+            self._taints(cluster)
+        for cluster in live:
+            self.cluster_ids[cluster.name] = s.assert_fact("cluster", encoding.cluster(self.symbols, cluster))
+        for binding in self.facts.bindings:
+            self._select(binding)
+        for name in sorted({p.name.value for p in self.binding_policy.values() if p is not None}):
+            self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, encoding.policy_scope(name))
+        for binding in self.facts.bindings:
+            self._load_binding(binding)
+        for binding in self.facts.bindings:
+            if binding.clusters and self.binding_policy[binding.key] is not None:
+                self._place(binding.key, binding.cluster_names)
+
+    def _tasks(self, binding: Binding) -> None:
+        ids = [
+            self.session.assert_fact("eviction_task", encoding.eviction_task(binding, t))
+            for t in binding.eviction_tasks
+        ]
+        self.owned[(encoding.binding_owner(binding.key), "tasks")] = ids
+
+    def _taints(self, cluster: Cluster) -> None:
+        ids = [self.session.assert_fact("taint", encoding.taint(cluster.name, t)) for t in cluster.taints]
+        self.owned[(encoding.cluster_owner(cluster.name), "taints")] = ids
+
+    def _retract_owned(self, owner: str, what: str) -> None:
+        for fact_id in self.owned.pop((owner, what), []):
+            self.session.retract(fact_id)
+
+    # ------------------------------------------------------------ incremental updates (simulation)
+    def update_cluster(self, cluster: Cluster) -> None:
+        """A cluster's taints changed: retract and assert its taint facts only."""
+        self._retract_owned(encoding.cluster_owner(cluster.name), "taints")
+        self.clusters = {**self.clusters, cluster.name: cluster}
+        self._taints(cluster)
+
+    def update_binding(self, binding: Binding) -> None:
+        """A binding's target or eviction tasks changed: replace those facts only."""
+        owner = encoding.binding_owner(binding.key)
+        self._retract_owned(owner, "tasks")
+        self._retract_owned(owner, "clusters")
+        self._member(owner, "clusters", binding.cluster_names)
+        self._tasks(binding)
+
+    def _select(self, binding: Binding) -> None:
+        self.binding_policy[binding.key] = select_policy(
+            list(self.policies.values()), binding.kind, binding.namespace, binding.resource_name, binding.labels
+        )
+
+    def _load_binding(self, binding: Binding) -> None:
+        policy = self.binding_policy[binding.key]
+        g = groups(policy, binding.labels) if policy is not None else Groups()
+        if policy is not None and not binding.labels:
+            # no workload manifest: keep the groups recorded on the binding (spec.workloadAffinityGroups)
+            g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
+        props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
+        self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
+        self.binding_facts[binding.key] = props
+
+    # ------------------------------------------------------------ placements in the engine
+    def _place(self, key: str, clusters: Sequence[str]) -> None:
+        """Replace the binding's placement facts: retract the old (marker first), assert the new (marker last)."""
+        for fact_id in reversed(self.placement_ids.pop(key, [])):
+            self.session.retract(fact_id)
+        b = self.binding_facts[key]
+        ungrouped = self.compiled.ungrouped
+        if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
+            return  # no rule could match its placements (saves a third of the engine's work at scale)
+        targets = [self.clusters.get(name, name) for name in clusters]
+        placements, scheduled = encoding.placements(self.symbols, b, targets)
+        ids = [self.session.assert_fact("placement", props) for props in placements]
+        if b["affinity_group"] or "scheduled" in ungrouped:
+            ids.append(self.session.assert_fact("scheduled", scheduled))
+        self.placement_ids[key] = ids
+
+    def reset(self) -> None:
+        """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
+        for binding in self.facts.bindings:
+            if self.binding_policy[binding.key] is not None:
+                self._place(binding.key, binding.cluster_names)
+
+    # ------------------------------------------------------------ decisions
+    def _reason(self, decision: Decision) -> Reason:
+        reason = self._reasons.get(decision)
+        if reason is None:
+            rule = self.compiled.rules[decision.rule]
+            reason = self._reasons[decision] = Reason(rule.name, f"{rule.span.file}:{rule.span.line}", decision.message)
+        return reason
+
+    def _shared(self, policy: str, term: str | None) -> _Shared:
+        """The decisions of the policy's scoped rules for one clusterAffinities term, as they apply to a
+        binding with no decisions of its own and no exemption: computed once per policy, not per binding."""
+        scope = self.scope_ids[policy]
+        revision = self.session.revision(scope)
+        cached = self._shared_cache.get((policy, term))
+        if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
+            return cached
+        decisions = [d for d in self.session.decisions(scope) if self._counts(d, term)]
+        by_cluster: dict[str, list[Decision]] = defaultdict(list)
+        for d in decisions:
+            if d.kind is DecisionKind.REJECT:
+                by_cluster[d.cluster].append(d)
+        base = tuple(c for c in self.candidates if c not in by_cluster)
+        feasible = Subset(base, frozenset(base), set(), set())
+        shared = _Shared(
+            term=term,
+            decisions=decisions,
+            revision=revision,
+            candidates=self.candidates,
+            by_cluster=dict(by_cluster),
+            rejected={c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)},
+            feasible=feasible,
+            zero_scores=Constant(feasible, 0),
+            exemptable=[d for d in decisions if d.exempt],
+            prefers=any(d.kind is DecisionKind.PREFER for d in decisions),
+        )
+        self._shared_cache[(policy, term)] = shared
+        return shared
+
+    def _counts(self, decision: Decision, term: str | None) -> bool:
+        """A decision counts for a term if its rule belongs to no clusterAffinities term or to this one."""
+        return self.compiled.rules[decision.rule].term in (None, term)
+
+    def _sorted_reasons(self, decisions: Sequence[Decision]) -> tuple[Reason, ...]:
+        return tuple(sorted({self._reason(d) for d in decisions}, key=lambda x: (x.rule, x.source, x.message)))
+
+    def _applies(self, decision: Decision, lists: Mapping[str, frozenset[str]]) -> bool:
+        """False for a scoped decision whose exemption the binding meets (a cluster it already targets)."""
+        return not any(value in lists.get(name, ()) for name, value in decision.exempt)
+
+    def _feasibility(
+        self, binding: Binding, shared: _Shared, own: list[Decision]
+    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, list[Decision], list[Decision]]:
+        """(rejected clusters with reasons, feasible clusters, the decisions that apply, the binding's own
+        among them) for one term: the policy's shared result, overlaid with the binding's own decisions
+        and exemptions."""
+        lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
+        gone = {id(d) for d in shared.exemptable if not self._applies(d, lists)} if lists else set()
+        mine = [d for d in own if self._counts(d, shared.term)]
+        applied = [d for d in shared.decisions if id(d) not in gone] if gone else list(shared.decisions)
+        applied += mine
+        rejects = [d for d in mine if d.kind is DecisionKind.REJECT]
+        if not gone and not rejects:
+            return shared.rejected, shared.feasible, applied, mine
+        changes: dict[str, tuple[Reason, ...] | None] = {}
+        for cluster in {d.cluster for d in shared.exemptable if id(d) in gone} | {d.cluster for d in rejects}:
+            reasons = [d for d in shared.by_cluster.get(cluster, []) if id(d) not in gone]
+            reasons += [d for d in rejects if d.cluster == cluster]
+            changes[cluster] = self._sorted_reasons(reasons) if reasons else None
+        now_rejected = {c for c, reasons in changes.items() if reasons is not None}
+        now_free = {c for c, reasons in changes.items() if reasons is None}
+        feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
+        return Overlay(shared.rejected, changes), feasible, applied, mine
+
+    def decide(self, binding: Binding) -> Placement:
+        policy = self.binding_policy[binding.key]
+        assert policy is not None
+        name = policy.name.value
+        own = list(self.session.decisions(self.binding_ids[binding.key]))
+        terms = affinity_terms(policy)
+        start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
+        minimum, maximum = spread_limits(policy)
+        for term in terms[start:]:  # clusterAffinities: the first term with enough feasible clusters, or the last
+            shared = self._shared(name, term)
+            rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
+            if len(feasible) >= max(minimum, 1):
+                break
+        scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
+        unschedulable, message = False, ""
+        if not feasible:
+            unschedulable = True
+            histogram = Counter(reasons[0].message for reasons in rejected.values())
+            parts = ", ".join(f"{n} {m}" for m, n in sorted(histogram.items(), key=lambda x: x[0]))
+            message = f"0/{len(self.candidates)} clusters are available: {parts}."
+            selected: tuple[str, ...] = ()
+        elif len(feasible) < minimum:
+            unschedulable = True
+            message = "the number of feasible clusters is less than spreadConstraint.MinGroups"
+            selected = binding.cluster_names  # not a fit error: Karmada keeps the old result
+        elif maximum is None:
+            selected = tuple(feasible)
+        elif isinstance(scores, Constant):  # all equal: the first by name
+            selected = tuple(islice(feasible, maximum))
+        else:
+            selected = tuple(sorted(heapq.nsmallest(maximum, feasible, key=lambda c: (-scores[c], c))))
+        self._place(binding.key, selected)
+        binding_id = self.binding_ids[binding.key]
+        return Placement(
+            binding=binding.key,
+            policy=name,
+            clusters=selected,
+            feasible=feasible,
+            scores=scores,
+            rejected=rejected,
+            unschedulable=unschedulable,
+            message=message,
+            previous=binding.cluster_names,
+            affinity_term=term,
+            explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)),
+        )
+
+    def _scores(
+        self, shared: _Shared, applied: list[Decision], mine: list[Decision], feasible: Subset, current: Sequence[str]
+    ) -> Mapping[str, int]:
+        """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
+        NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
+        any_prefer = shared.prefers or any(d.kind is DecisionKind.PREFER for d in mine)
+        prefers = [d for d in applied if d.kind is DecisionKind.PREFER] if any_prefer else []
+        if not prefers and not current:
+            return shared.zero_scores if feasible is shared.feasible else Constant(feasible, 0)
+        raw = dict.fromkeys(feasible, 0)
+        for d in prefers:
+            if d.cluster in raw:
+                raw[d.cluster] += d.weight
+        low, high = (min(raw.values()), max(raw.values())) if raw else (0, 0)
+        spread = high - low
+        return {
+            c: (int(100 * (raw[c] - low) / spread) if spread > 0 else 0) + (LOCALITY_SCORE if c in current else 0)
+            for c in feasible
+        }
+
+    def schedule_all(self) -> tuple[Placement, ...]:
+        """Every binding a policy selects, placed in NAMESPACE/NAME order."""
+        return tuple(self.decide(b) for b in self.facts.bindings if self.binding_policy[b.key] is not None)
+
+    @property
+    def unmatched(self) -> tuple[str, ...]:
+        """The bindings no policy selects."""
+        return tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
+
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(warning(f"no policy selects binding {key}", subject=key) for key in self.unmatched)
+
+
+@dataclass
+class _Shared:
+    """What a policy's scoped rules decided for one clusterAffinities term (see Scheduler._shared)."""
+
+    term: str | None
+    decisions: list[Decision]
+    revision: int
+    candidates: tuple[str, ...]
+    by_cluster: dict[str, list[Decision]]
+    rejected: dict[str, tuple[Reason, ...]]
+    feasible: Subset
+    zero_scores: Constant
+    exemptable: list[Decision]
+    prefers: bool
