@@ -157,3 +157,20 @@ def test_task_validation() -> None:
     assert task_problems(EvictionTask("m1", reason="ApplicationFailure", producer="x")) == []
     assert task_problems(EvictionTask("m1", reason="bad reason", producer="x"))
     assert task_problems(EvictionTask("m1", reason="R", producer="x", grace_period_seconds=1, suppress_deletion=True))
+
+
+def test_eval_now_runs_failover_on_the_scheduler_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One engine session per evaluation, failover included (the facts are loaded once)."""
+    from engine.backend.durable import DurableProgram
+
+    opened: list[object] = []
+    original = DurableProgram.session
+
+    def counting(self: DurableProgram) -> Any:
+        opened.append(self)
+        return original(self)
+
+    monkeypatch.setattr(DurableProgram, "session", counting)
+    rules = load_rules([EXAMPLE / "policy.fr"])
+    result = evaluate(rules, load_facts([EXAMPLE / "facts"]), T0 + dt.timedelta(hours=1))
+    assert result.placements and len(opened) == 1

@@ -95,6 +95,10 @@ def test_a_later_fact_withdraws_what_its_absence_allowed(tmp_path: Path) -> None
             "rule r { when cluster c and not spot s then derive x(a = c.name) }",
             "'not spot' is not available",
         ),
+        (  # the backend's limit, found by check (it used to pass check and fail in eval)
+            'rule r { when cluster c and binding b and not taint t (t.cluster != c.name) then reject c for b "x" }',
+            r"a 'not' pattern can compare with another fact only by '=='",
+        ),
     ],
 )
 def test_conditions_the_engine_cannot_run_are_check_errors(tmp_path: Path, rule: str, message: str) -> None:

@@ -26,6 +26,7 @@ def load(compiled: CompiledProgram) -> Program:
     return durable.DurableProgram(compiled)
 
 
-def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[int, str]]:
-    """The rules (by index) the backend cannot run, each with why: the checker reports them at their span."""
+def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[ir.Rule, ir.Pattern | None, str]]:
+    """The rules the backend cannot run, each with the pattern at fault (if one is) and why: the checker
+    reports them at that pattern's span, or the rule's."""
     return durable.unsupported(rules)

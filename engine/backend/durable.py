@@ -77,6 +77,10 @@ class EngineError(RuntimeError):
 class Unsupported(Exception):
     """A rule durable-rules cannot run as written (the checker reports it; see `unsupported`)."""
 
+    def __init__(self, message: str, pattern: ir.Pattern | None = None) -> None:
+        super().__init__(message)
+        self.pattern = pattern
+
 
 # ---------------------------------------------------------------- IR → durable-rules JSON
 
@@ -174,7 +178,7 @@ def durable_rules(rule: ir.Rule, suffix: str = "") -> list[Variant]:
         alternatives = [_split(alt) for alt in _dnf(p.cond)]
         if p.negated:
             if any(guard != ir.TRUE for _, guard in alternatives):
-                raise Unsupported("a 'not' pattern can compare with another fact only by '=='")
+                raise Unsupported("a 'not' pattern can compare with another fact only by '=='", p)
             negations = [
                 _pattern(f"{alias}_{i}$not", p.fact_type, _renamed(engine, suffix))
                 for i, (engine, _) in enumerate(alternatives)
@@ -194,14 +198,14 @@ def durable_rules(rule: ir.Rule, suffix: str = "") -> list[Variant]:
     return [Variant({"all": body}, tuple(guards)) for body, guards in variants]
 
 
-def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[int, str]]:
-    """The rules (by index) that durable-rules cannot run, with why."""
+def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[ir.Rule, ir.Pattern | None, str]]:
+    """The rules that durable-rules cannot run: each with the pattern at fault (if one is) and why."""
     out = []
-    for index, rule in enumerate(rules):
+    for rule in rules:
         try:
             durable_rules(rule)
         except Unsupported as exc:
-            out.append((index, str(exc)))
+            out.append((rule, exc.pattern, str(exc)))
     return out
 
 

@@ -33,6 +33,7 @@ def limit_problems(
         problems.append(error(_TOO_MANY, over))
     if not problems:
         lifted = [lift(rule) for rule in compilation.rules]
-        for index, why in backend.unsupported(lifted):
-            problems.append(error(f"rule '{lifted[index].name}': {why}", lifted[index].span))
+        for rule, pattern, why in backend.unsupported(lifted):
+            span = pattern.span if pattern is not None and pattern.span is not None else rule.span
+            problems.append(error(f"rule '{rule.name}': {why}", span))
     return problems

@@ -103,6 +103,7 @@ class Pattern:
     fact_type: str
     negated: bool
     cond: Cond
+    span: Span | None = field(default=None, compare=False)  # of the rule file's pattern, where there is one
 
 
 @dataclass(frozen=True)

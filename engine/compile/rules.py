@@ -189,7 +189,7 @@ class _RuleCompiler:
         cond = ir.all_of(*(self.condition(c, own) for c in simple))
         if pattern.negated:
             del self.types[var]
-        return [ir.Pattern(own, fact_type, pattern.negated, cond), *joins]
+        return [ir.Pattern(own, fact_type, pattern.negated, cond, pattern.span), *joins]
 
     # ------------------------------------------------------------ actions
     def message(self, word: ast.Word) -> ir.Message:

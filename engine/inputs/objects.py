@@ -66,7 +66,7 @@ class _Reader:
         self.obj = obj
         self.marks = marks
 
-    def span(self, path: str) -> Span | None:
+    def span(self, path: str, of_key: bool = False) -> Span | None:
         """Where ``path`` (``spec.taints[0].effect``) stands in the file: the deepest part of it that exists."""
         if self.marks is None:
             return None
@@ -82,11 +82,11 @@ class _Reader:
                     break
             if not found:
                 break
-        return self.marks.span(container, key)
+        return self.marks.span(container, key, of_key)
 
-    def _add(self, make: Any, path: str, message: str) -> None:
+    def _add(self, make: Any, path: str, message: str, of_key: bool = False) -> None:
         text = f"{path}: {message}" if path else message
-        span = self.span(path)
+        span = self.span(path, of_key)
         if span is not None:
             self.problems.append(make(f"{self.what}: {text}" if self.what else text, span))
         else:
@@ -171,7 +171,8 @@ class _Reader:
     def known(self, obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
         for key in obj:
             if key not in allowed:
-                self.warn(_join(path, str(key)), f"unknown field, not evaluated{did_you_mean(str(key), allowed)}")
+                message = f"unknown field, not evaluated{did_you_mean(str(key), allowed)}"
+                self._add(warning, _join(path, str(key)), message, of_key=True)
 
 
 _MISSING = object()

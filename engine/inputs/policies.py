@@ -44,9 +44,9 @@ class _Converter:
         self.problems = problems
         self.default_line = 0
 
-    def span(self, obj: Any, key: Any = None) -> Span:
+    def span(self, obj: Any, key: Any = None, of_key: bool = False) -> Span:
         """Where ``obj`` (or its entry ``key``) stands; the object's line when not known."""
-        position = self.marks.position(obj, key) if self.marks is not None else None
+        position = self.marks.position(obj, key, of_key) if self.marks is not None else None
         if position is None:
             return Span(self.source, self.default_line, 1, self.default_line, 1)
         return Span(self.source, position.line, position.column, position.line, position.column)
@@ -89,7 +89,8 @@ class _Converter:
     def known(self, obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
         for key in obj:
             if key not in allowed:
-                self.warn(obj, f"{path}.{key}", "unknown field, not evaluated")
+                message = f"{path}.{key}: unknown field, not evaluated"
+                self.problems.append(warning(message, self.span(obj, key, of_key=True), subject=self.source))
 
     # ------------------------------------------------------------ selectors
     def label_selector(self, raw: Any, parent: Any, path: str) -> ast.Selector:

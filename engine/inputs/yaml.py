@@ -36,25 +36,27 @@ class Marks:
     """Where the containers of one file's documents stand: the container, and each key or index."""
 
     file: str
-    _at: dict[int, tuple[Position, dict[Any, Position]]] = field(default_factory=dict)
+    # container id → (its position, each entry's value position, each mapping key's own position)
+    _at: dict[int, tuple[Position, dict[Any, Position], dict[Any, Position]]] = field(default_factory=dict)
     _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
 
-    def record(self, container: Any, where: Position, entries: dict[Any, Position]) -> None:
-        self._at[id(container)] = (where, entries)
+    def record(self, container: Any, where: Position, values: dict[Any, Position], keys: dict[Any, Position]) -> None:
+        self._at[id(container)] = (where, values, keys)
         self._keep.append(container)
 
-    def position(self, container: Any, key: Any = None) -> Position | None:
-        """Where ``container[key]`` stands (the container itself when ``key`` is None), if known."""
+    def position(self, container: Any, key: Any = None, of_key: bool = False) -> Position | None:
+        """Where ``container[key]`` stands (with ``of_key``, where the key itself is written; the container
+        when ``key`` is None), if known."""
         found = self._at.get(id(container))
         if found is None:
             return None
-        where, entries = found
-        if key is None:
+        where, values, keys = found
+        if key is None or not isinstance(key, Hashable):
             return where
-        return entries.get(key, where) if isinstance(key, Hashable) else where
+        return (keys if of_key and key in keys else values).get(key, where)
 
-    def span(self, container: Any, key: Any = None) -> Span:
-        where = self.position(container, key) or Position(1, 1)
+    def span(self, container: Any, key: Any = None, of_key: bool = False) -> Span:
+        where = self.position(container, key, of_key) or Position(1, 1)
         return Span(self.file, where.line, where.column, where.line, where.column + 1)
 
 
@@ -64,8 +66,8 @@ class Document:
     index: int  # 1-based, counting empty documents too
     marks: Marks
 
-    def span(self, container: Any = None, key: Any = None) -> Span:
-        return self.marks.span(self.value if container is None else container, key)
+    def span(self, container: Any = None, key: Any = None, of_key: bool = False) -> Span:
+        return self.marks.span(self.value if container is None else container, key, of_key)
 
 
 def _position(mark: Any) -> Position:
@@ -91,6 +93,7 @@ class _Loader(_Base):  # type: ignore[misc]
         self.flatten_mapping(node)  # merge keys (<<): merged entries come first, own keys override them
         mapping: dict[Any, Any] = {}
         entries: dict[Any, Position] = {}
+        keys: dict[Any, Position] = {}
         first: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -106,7 +109,8 @@ class _Loader(_Base):  # type: ignore[misc]
             first[key] = key_node
             mapping[key] = self.construct_object(value_node, deep=True)
             entries[key] = _position(value_node.start_mark)
-        self.marks.record(mapping, _position(node.start_mark), entries)
+            keys[key] = _position(key_node.start_mark)
+        self.marks.record(mapping, _position(node.start_mark), entries, keys)
         self.depth -= 1
         return mapping
 
@@ -114,7 +118,7 @@ class _Loader(_Base):  # type: ignore[misc]
         self._enter(node)
         items = [self.construct_object(child, deep=True) for child in node.value]
         self.marks.record(
-            items, _position(node.start_mark), {i: _position(c.start_mark) for i, c in enumerate(node.value)}
+            items, _position(node.start_mark), {i: _position(c.start_mark) for i, c in enumerate(node.value)}, {}
         )
         self.depth -= 1
         return items

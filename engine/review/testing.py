@@ -122,7 +122,7 @@ def _case(test_file: Path, document: Document, defaults: dict[str, Any], index: 
     name = str(case.get("name", f"case {index + 1}"))
     unknown = set(case) - _CASE_KEYS
     if unknown:
-        first = document.span(case, sorted(unknown, key=str)[0])
+        first = document.span(case, sorted(unknown, key=str)[0], of_key=True)
         return Outcome(shown, name, False, error=f"{first}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
     merged = defaults | case
     expect = case.get("expect")

@@ -1,0 +1,131 @@
+"""The layering of engine/ (docs/architecture.md): each stage imports only the stages below it, nothing
+but the backend touches durable-rules, and no two modules import each other, even through others.
+
+Imports are read from the source (every import statement, inside functions too), not from running it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ENGINE = Path(__file__).resolve().parent.parent / "engine"
+
+# Lowest first. A stage may import itself and anything listed before it.
+LAYERS = (
+    ("engine.errors", "engine.grammar", "engine.rules"),
+    ("engine.kube",),
+    ("engine.syntax",),
+    ("engine.inputs",),
+    ("engine.compile",),
+    ("engine.backend",),
+    ("engine.check",),
+    ("engine.results",),
+    ("engine.schedule",),
+    ("engine.failover",),
+    ("engine.evaluate",),
+    ("engine.review",),
+    ("engine.render",),
+    ("engine",),  # the public API, engine/__init__.py
+    ("engine.cli",),
+    ("engine.__main__",),
+)
+RULE_ENGINE = ("durable", "durable_rules")
+BACKEND = "engine.backend.durable"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ENGINE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ENGINE.rglob("*.py"))}
+
+
+def imports(path: Path) -> Iterator[str]:
+    """Every module ``path`` imports; ``from engine.x import y`` counts as engine.x.y when that is a module."""
+    known = modules()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                yield candidate if candidate in known else node.module
+
+
+def stage(module: str) -> str:
+    """The layer entry a module belongs to: its longest matching prefix."""
+    names = [name for layer in LAYERS for name in layer]
+    matches = [n for n in names if module == n or (n != "engine" and module.startswith(n + "."))]
+    return max(matches, key=len) if matches else "engine"
+
+
+def rank(module: str) -> int:
+    found = stage(module)
+    return next(i for i, layer in enumerate(LAYERS) if found in layer)
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = [m for m in modules() if stage(m) == "engine" and m != "engine"]
+    assert not unplaced, f"add these to LAYERS: {unplaced}"
+
+
+def upward(module: str, targets: Iterator[str] | list[str]) -> list[str]:
+    """The engine modules among ``targets`` that ``module`` may not import."""
+    return [t for t in targets if t.startswith("engine") and stage(t) != stage(module) and rank(t) >= rank(module)]
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                found.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_imports_run_downward(module: str) -> None:
+    wrong = upward(module, list(imports(modules()[module])))
+    assert not wrong, f"{module} (layer {stage(module)}) imports a stage above or beside it: {wrong}"
+
+
+def test_only_the_backend_imports_durable_rules() -> None:
+    users = sorted(m for m, path in modules().items() if any(t.split(".")[0] in RULE_ENGINE for t in imports(path)))
+    assert users == [BACKEND]
+
+
+def test_no_import_cycles() -> None:
+    graph = {m: {t for t in imports(p) if t in modules() and t != m} for m, p in modules().items()}
+    found = cycles(graph)
+    assert not found, "import cycles: " + "; ".join(" -> ".join(c) for c in found)
+
+
+def test_the_checks_can_fail(tmp_path: Path) -> None:
+    """An upward import, an import inside a function, a cycle through a third module: each is seen."""
+    source = tmp_path / "x.py"
+    source.write_text("def f():\n    from engine.cli import main\nimport durable.engine\n")
+    assert sorted(imports(source)) == ["durable.engine", "engine.cli"]
+    assert upward("engine.schedule.scheduler", ["engine.cli", "engine.backend", "engine.schedule.views"]) == [
+        "engine.cli"
+    ]
+    assert upward("engine.inputs.facts", ["engine.check.rules"]) == ["engine.check.rules"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
