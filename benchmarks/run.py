@@ -33,7 +33,7 @@ from engine import Facts, RuleSet, evaluate, load_facts, load_rules
 from engine.errors import NO_SPAN
 from engine.evaluate import scheduler_for
 from engine.failover.simulate import Simulator
-from engine.inputs.events import Event
+from engine.inputs.events import Event, EventKind
 
 RULES = """policy fleet {
   select { kind Deployment }
@@ -139,7 +139,7 @@ def incremental(rules: RuleSet, facts: Facts) -> float:
         simulator = Simulator(scheduler, start)
         simulator.step()  # the full placement, as the evaluation above
         t0 = time.perf_counter()
-        simulator.apply(Event(start, "ready", {"cluster": facts.clusters[1].name, "status": "False"}, NO_SPAN))
+        simulator.apply(Event(start, EventKind.READY, {"cluster": facts.clusters[1].name, "status": "False"}, NO_SPAN))
         simulator.step()
         return time.perf_counter() - t0
     finally:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from engine import Entry, FactError, load_facts, load_rules, simulate
 from engine.errors import NO_SPAN
-from engine.inputs.events import Event, load_events
+from engine.inputs.events import Event, EventKind, load_events
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "flink-checkpoint"
@@ -22,7 +22,7 @@ BINDING = "streaming/fraud-detector-flinkdeployment"
 T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
 
 
-HEALTHY = Event(T0, "health", {"binding": BINDING, "cluster": "member1", "status": "Healthy"}, NO_SPAN)
+HEALTHY = Event(T0, EventKind.HEALTH, {"binding": BINDING, "cluster": "member1", "status": "Healthy"}, NO_SPAN)
 
 
 def run(mode: str, events: list[Event]) -> list[Entry]:
@@ -31,7 +31,7 @@ def run(mode: str, events: list[Event]) -> list[Entry]:
 
 
 def event(seconds: int, kind: str, **fields: str) -> Event:
-    return Event(T0 + dt.timedelta(seconds=seconds), kind, fields, NO_SPAN)
+    return Event(T0 + dt.timedelta(seconds=seconds), EventKind(kind), fields, NO_SPAN)
 
 
 def test_an_untolerated_noexecute_taint_evicts_at_once() -> None:

@@ -25,7 +25,7 @@ from engine.failover.controllers import (
     taint_eviction_due,
     task_timeout,
 )
-from engine.inputs.events import Event
+from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import Binding, ClusterStatus, Taint, TargetCluster
 from engine.results import Entry, EntryKind, Eviction
 from engine.schedule.scheduler import Scheduler
@@ -60,17 +60,17 @@ class Simulator:
     # ------------------------------------------------------------ events
     def apply(self, event: Event) -> None:
         f, world = event.fields, self.world
-        if event.kind == "health":
+        if event.kind is EventKind.HEALTH:
             self._health(f["binding"], f["cluster"], f.get("status", "Unknown"), event)
             return
         cluster = world.clusters.get(f.get("cluster", ""))
         if cluster is None:
             raise event.error(f"cluster: no cluster {f.get('cluster')!r}")
         taints = list(cluster.taints)
-        if event.kind == "taint":
+        if event.kind is EventKind.TAINT:
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
             taints.append(Taint(f["key"], f.get("value", ""), f.get("effect", "NoSchedule"), world.now))
-        elif event.kind == "untaint":
+        elif event.kind is EventKind.UNTAINT:
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
         else:  # ready: the cluster controller's NoSchedule taints (§4.3)
             taints = [t for t in taints if t.key not in (NOT_READY, UNREACHABLE) or t.effect != "NoSchedule"]

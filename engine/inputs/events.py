@@ -15,6 +15,7 @@ events:
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +26,22 @@ from engine.inputs.files import display_path
 from engine.inputs.yaml import load_file
 from engine.syntax.parse import duration_seconds
 
-EVENT_KINDS = ("health", "ready", "taint", "untaint")
+
+class EventKind(enum.StrEnum):
+    HEALTH = "health"  # a workload's health in one cluster: {binding, cluster, status}
+    READY = "ready"  # a cluster's Ready condition: {cluster, status}
+    TAINT = "taint"  # {cluster, key, value, effect}
+    UNTAINT = "untaint"  # {cluster, key, effect}
+
+
+EVENT_KINDS = tuple(k.value for k in EventKind)
 _OFFSET = re.compile(r"[0-9]+|([0-9]+[smhd])+")
 
 
 @dataclass(frozen=True)
 class Event:
     at: dt.datetime
-    kind: str  # one of EVENT_KINDS
+    kind: EventKind
     fields: dict[str, str]
     span: Span  # where the event stands in its file
 
@@ -74,7 +83,7 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
             continue
         seconds = int(at) if at.isdigit() else duration_seconds(at)
         fields = {str(k): str(v) for k, v in raw[kinds[0]].items()}
-        events.append(Event(start + dt.timedelta(seconds=seconds), kinds[0], fields, where))
+        events.append(Event(start + dt.timedelta(seconds=seconds), EventKind(kinds[0]), fields, where))
     if out:
         raise FactError(out)
     return start, sorted(events, key=lambda e: e.at)
