@@ -17,8 +17,10 @@ from engine.schedule.scheduler import Scheduler
 
 def scheduler_for(rules: RuleSet, facts: Facts) -> Scheduler:
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies."""
-    policies = (*rules.policies, *facts.policies)
-    scheduler = Scheduler(program(tuple(policies), tuple(rules.rules)), policies, facts)
+    # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
+    by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
+    policies = tuple(by_name.values())
+    scheduler = Scheduler(program(policies, tuple(rules.rules)), policies, facts)
     try:
         scheduler.load()
     except BaseException:

@@ -47,7 +47,7 @@ spec:
         rules:
         - {aliasLabelName: example.com/last, jsonPath: "{.status.last}"}
 """
-DSL = """policy web {
+DSL = """policy shop/web {
   select {
     kind Deployment, StatefulSet
     namespace shop
@@ -124,7 +124,7 @@ def test_policies_among_the_facts_are_used(tmp_path: Path) -> None:
     )
     (tmp_path / "none.fr").write_text("")
     result = evaluate(load_rules([tmp_path / "none.fr"]), load_facts([tmp_path / "facts.yaml"]))
-    assert [(p.policy, p.clusters) for p in result.placements] == [("web", ("m1",))]
+    assert [(p.policy, p.clusters) for p in result.placements] == [("shop/web", ("m1",))]
 
 
 @pytest.mark.parametrize(

@@ -96,11 +96,21 @@ class _Checker:
         selects = policy.of_type(ast.Select)
         if not selects:
             self.err(f"policy '{policy.name.value}' has no select block, so it matches no workload", policy.name.span)
-        for extra in selects[1:]:
-            self.err("duplicate select block; a policy has one", extra.span)
+        self.policy_name(policy)
         for select in selects:
             assert isinstance(select, ast.Select)
             self.select(select)
+            others = [w for w in select.values(ast.SelectField.NAMESPACE) if w.value != policy.namespace]
+            if policy.namespace is not None and others:
+                message = f"a PropagationPolicy selects workloads of its own namespace ({policy.namespace}) only"
+                self.warn(f"namespace '{others[0].value}' is never selected: {message}", others[0].span)
+        priorities = policy.of_type(ast.Priority)
+        for extra in priorities[1:]:
+            self.err("duplicate priority; a policy has one", extra.span)
+        for priority in priorities:
+            assert isinstance(priority, ast.Priority)
+            if not -(2**31) <= priority.value.value < 2**31:
+                self.err("priority must fit a 32-bit integer (spec.priority is an int32)", priority.span)
         self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
         seen_tolerations: set[ast.Toleration] = set()
         for stmt in policy.statements:
@@ -118,6 +128,15 @@ class _Checker:
                     self.err(f"duplicate 'failover {stmt.kind.value}' block", stmt.kind.span)
                 failovers[stmt.kind.value] = stmt
                 self.failover(stmt)
+
+    def policy_name(self, policy: ast.Policy) -> None:
+        """``NAMESPACE/NAME`` names a PropagationPolicy, ``NAME`` a ClusterPropagationPolicy."""
+        word = policy.name
+        if word.value.count("/") > 1:
+            self.err(f"invalid policy name '{word.value}': write NAMESPACE/NAME or NAME", word.span)
+        elif policy.namespace is not None:
+            namespace = ast.Word(policy.namespace, span=word.span)
+            self.problems(namespace, "namespace", k8s.dns1123_label_problems(policy.namespace))
 
     def select(self, select: ast.Select) -> None:
         seen: set[ast.SelectField] = set()

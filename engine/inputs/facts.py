@@ -36,6 +36,33 @@ class Cluster:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """The policy a resource template (or its binding) is claimed by, as the detector marks it: the
+    ``propagationpolicy.karmada.io/{namespace,name}`` annotations with the permanent-id label, or the
+    ``clusterpropagationpolicy.karmada.io/name`` annotation with its permanent-id label."""
+
+    policy: str  # NAMESPACE/NAME of a PropagationPolicy, NAME of a ClusterPropagationPolicy
+    cluster_scoped: bool
+
+
+PP_NAMESPACE = "propagationpolicy.karmada.io/namespace"
+PP_NAME = "propagationpolicy.karmada.io/name"
+PP_ID = "propagationpolicy.karmada.io/permanent-id"
+CPP_NAME = "clusterpropagationpolicy.karmada.io/name"
+CPP_ID = "clusterpropagationpolicy.karmada.io/permanent-id"
+APPLIED_PLACEMENT = "policy.karmada.io/applied-placement"
+
+
+def claim_of(labels: Mapping[str, str], annotations: Mapping[str, str]) -> Claim | None:
+    """pkg/detector/policy.go propagateResource, steps 1 and 2."""
+    if annotations.get(PP_NAMESPACE) and annotations.get(PP_NAME) and labels.get(PP_ID):
+        return Claim(f"{annotations[PP_NAMESPACE]}/{annotations[PP_NAME]}", False)
+    if annotations.get(CPP_NAME) and labels.get(CPP_ID):
+        return Claim(annotations[CPP_NAME], True)
+    return None
+
+
+@dataclass(frozen=True)
 class Workload:
     api_version: str
     kind: str
@@ -44,6 +71,7 @@ class Workload:
     labels: Mapping[str, str] = field(default_factory=dict)
     status: Any = None
     source: str = "<python>"
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -99,6 +127,13 @@ class Binding:
     anti_affinity_group: str | None = None
     observed_affinity_name: str = ""
     source: str = "<python>"
+    claim: Claim | None = None  # from the workload's metadata, or the binding's when there is no workload
+    # what the scheduler compares (shared/spec karmada-reference.md §5.1)
+    applied_placement: str = ""  # the policy.karmada.io/applied-placement annotation (JSON)
+    replica_scheduling: str | None = None  # spec.placement.replicaScheduling.replicaSchedulingType, if set
+    reschedule_triggered_at: dt.datetime | None = None
+    last_scheduled_time: dt.datetime | None = None
+    cluster_scoped: bool = False  # a ClusterResourceBinding
 
     @property
     def key(self) -> str:

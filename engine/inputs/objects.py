@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.errors import Diagnostic, FactError, Span, did_you_mean, error, warning
 from engine.inputs.facts import (
+    APPLIED_PLACEMENT,
     Binding,
     Cluster,
     ClusterStatus,
@@ -26,6 +27,7 @@ from engine.inputs.facts import (
     TargetCluster,
     Workload,
     binding_name,
+    claim_of,
     parse_time,
 )
 from engine.inputs.files import display_path, expand
@@ -291,7 +293,12 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         cluster = r.string(item, "clusterName", path, required=True)
         statuses.append(ClusterStatus(cluster, health, item.get("status"), r.time(item, "healthSince", path)))
     groups = r.mapping(spec.get("workloadAffinityGroups"), "spec.workloadAffinityGroups")
-    namespace = r.string(meta, "namespace", "metadata") or r.string(resource, "namespace", "spec.resource")
+    cluster_scoped = obj.get("kind") == "ClusterResourceBinding"
+    # keyed as the API server keys them: a ResourceBinding without a namespace is in "default"
+    namespace = "" if cluster_scoped else (r.string(meta, "namespace", "metadata") or "default")
+    labels, annotations = r.labels(meta, "labels", "metadata"), r.labels(meta, "annotations", "metadata")
+    placement = r.mapping(spec.get("placement"), "spec.placement")
+    scheduling = r.mapping(placement.get("replicaScheduling"), "spec.placement.replicaScheduling")
     return Binding(
         namespace=namespace,
         name=r.string(meta, "name", "metadata", required=True),
@@ -306,6 +313,16 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         anti_affinity_group=_split_group(r, groups, "antiAffinityGroup"),
         observed_affinity_name=r.string(status, "schedulerObservingAffinityName", "status"),
         source=source,
+        claim=claim_of(labels, annotations),
+        applied_placement=annotations.get(APPLIED_PLACEMENT, ""),
+        replica_scheduling=(
+            r.string(scheduling, "replicaSchedulingType", "spec.placement.replicaScheduling") or "Divided"
+            if "replicaScheduling" in placement and placement["replicaScheduling"] is not None
+            else None
+        ),
+        reschedule_triggered_at=r.time(spec, "rescheduleTriggeredAt", "spec"),
+        last_scheduled_time=r.time(status, "lastScheduledTime", "status"),
+        cluster_scoped=cluster_scoped,
     )
 
 
@@ -318,6 +335,7 @@ def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str
         labels=r.labels(meta, "labels", "metadata"),
         status=obj.get("status"),
         source=source,
+        annotations=r.labels(meta, "annotations", "metadata"),
     )
 
 
@@ -418,6 +436,7 @@ class FactSet:
                 resource_name=name,
                 labels=workload.labels,
                 source=workload.source,
+                claim=claim_of(workload.labels, workload.annotations),
             )
             if pending.key in bindings:
                 raise FactError([error(f"binding {pending.key} exists twice", subject=workload.source)])
@@ -432,7 +451,10 @@ class FactSet:
 
 
 def _with_labels(binding: Binding, workload: Workload) -> Binding:
-    return replace(binding, labels=workload.labels, api_version=binding.api_version or workload.api_version)
+    """The binding with its resource template's labels, and the template's claim (the detector reads it there)."""
+    claim = claim_of(workload.labels, workload.annotations) or binding.claim
+    api_version = binding.api_version or workload.api_version
+    return replace(binding, labels=workload.labels, api_version=api_version, claim=claim)
 
 
 def fact_files(paths: Sequence[str | Path]) -> list[Path]:

@@ -24,7 +24,7 @@ _PLACEMENT = {
 _SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption",
          "dependentOverrides", "schedulerName", "conflictResolution", "activationPreference", "suspension",
          "preserveResourcesOnDeletion", "association"}  # fmt: skip
-_NOT_EVALUATED = {"priority", "preemption", "dependentOverrides", "schedulerName", "conflictResolution",
+_NOT_EVALUATED = {"preemption", "dependentOverrides", "schedulerName", "conflictResolution",
                   "activationPreference", "suspension", "preserveResourcesOnDeletion", "association"}  # fmt: skip
 
 
@@ -170,7 +170,10 @@ class _Converter:
         position = self.marks.position(obj) if self.marks is not None else None
         self.default_line = position.line if position is not None else 0
         name = self.word(meta.get("name"), meta, "metadata.name")
-        namespace = meta.get("namespace") if obj.get("kind") == "PropagationPolicy" else None
+        namespace = None
+        if obj.get("kind") == "PropagationPolicy":  # identity NAMESPACE/NAME; no namespace given: default
+            namespace = str(meta.get("namespace") or "default")
+            name = ast.Word(f"{namespace}/{name.value}", span=name.span)
         spec = self.mapping(obj.get("spec"), obj, "spec")
         self.known(spec, _SPEC, "spec")
         for key in sorted(_NOT_EVALUATED & set(spec)):
@@ -178,6 +181,12 @@ class _Converter:
         placement = self.mapping(spec.get("placement"), spec, "spec.placement")
         self.known(placement, _PLACEMENT, "spec.placement")
         stmts: list[ast.PolicyStmt] = []
+        if spec.get("priority") is not None:
+            priority = spec["priority"]
+            if isinstance(priority, int) and not isinstance(priority, bool):
+                stmts.append(ast.Priority(ast.Number(priority, span=self.span(spec, "priority")), span=self.span(spec)))
+            else:
+                self.fail(spec, "spec.priority", f"expected an integer, found {priority!r}")
         if placement.get("clusterAffinity") is not None:
             stmts.append(
                 self.cluster_affinity(
@@ -214,11 +223,8 @@ class _Converter:
             )
         stmts += self.workload_affinity(self.mapping(placement.get("workloadAffinity"), placement, "workloadAffinity"))
         stmts += self.failover(self.mapping(spec.get("failover"), spec, "spec.failover"))
-        policies = []
-        for index, select in enumerate(self.selects(spec, namespace)):
-            policy_name = name if index == 0 else ast.Word(f"{name.value}-{index + 1}", span=name.span)
-            policies.append(ast.Policy(policy_name, (select, *stmts), span=self.span(obj)))
-        return policies
+        selects = self.selects(spec, namespace)
+        return [ast.Policy(name, (*selects, *stmts), span=self.span(obj))] if selects else []
 
     def selects(self, spec: dict[str, Any], namespace: str | None) -> list[ast.Select]:
         """resourceSelectors are OR-ed; those differing only in kind share one select block."""

@@ -46,6 +46,7 @@ class Scheduler:
         self.symbols = program.compiled.symbols
         self.facts = facts
         self.policies = {p.name.value: p for p in policies}
+        self.notes: dict[str, str] = {}  # binding key → how its policy was chosen, where a claim decided
         self.session: Session = program.session()
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
@@ -126,9 +127,17 @@ class Scheduler:
         self._tasks(binding)
 
     def _select(self, binding: Binding) -> None:
-        self.binding_policy[binding.key] = select_policy(
-            list(self.policies.values()), binding.kind, binding.namespace, binding.resource_name, binding.labels
+        choice = select_policy(
+            list(self.policies.values()),
+            binding.kind,
+            binding.namespace,
+            binding.resource_name,
+            binding.labels,
+            binding.claim,
         )
+        self.binding_policy[binding.key] = choice.policy
+        if choice.note:
+            self.notes[binding.key] = choice.note
 
     def _load_binding(self, binding: Binding) -> None:
         policy = self.binding_policy[binding.key]
@@ -312,7 +321,15 @@ class Scheduler:
         return tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
 
     def warnings(self) -> tuple[Diagnostic, ...]:
-        return tuple(warning(f"no policy selects binding {key}", subject=key) for key in self.unmatched)
+        out = []
+        unmatched = set(self.unmatched)
+        for binding in self.facts.bindings:
+            key, note = binding.key, self.notes.get(binding.key)
+            if key in unmatched:
+                out.append(warning(f"no policy selects binding {key}" + (f" ({note})" if note else ""), subject=key))
+            elif note:
+                out.append(warning(f"binding {key}: {note}", subject=key))
+        return tuple(out)
 
 
 @dataclass

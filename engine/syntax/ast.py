@@ -193,13 +193,35 @@ class Failover(Node):
     statements: tuple[FailoverStmt, ...]
 
 
-PolicyStmt = Select | ClusterAffinity | Toleration | Spread | WorkloadTerm | Failover
+@dataclass(frozen=True)
+class Priority(Node):
+    """``priority N``: spec.priority, the explicit priority of a policy (karmada pkg/detector/compare.go)."""
+
+    value: Number
+
+
+PolicyStmt = Select | Priority | ClusterAffinity | Toleration | Spread | WorkloadTerm | Failover
 
 
 @dataclass(frozen=True)
 class Policy(Node):
+    """``policy NAMESPACE/NAME`` is a PropagationPolicy of that namespace: it selects workloads of its own
+    namespace only. ``policy NAME`` is a ClusterPropagationPolicy."""
+
     name: Word
     statements: tuple[PolicyStmt, ...]
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace of a PropagationPolicy; None for a ClusterPropagationPolicy."""
+        namespace, slash, _ = self.name.value.partition("/")
+        return namespace if slash else None
+
+    @property
+    def priority(self) -> int:
+        """ExplicitPriority: spec.priority, 0 when unset."""
+        found = [s.value.value for s in self.statements if isinstance(s, Priority)]
+        return found[0] if found else 0
 
     def of_type(self, kind: type[PolicyStmt]) -> tuple[PolicyStmt, ...]:
         return tuple(s for s in self.statements if isinstance(s, kind))

@@ -168,6 +168,8 @@ def _leaf(node: ast.Node) -> str:
             return toleration(node)
         case ast.WorkloadTerm():
             return workload_term(node)
+        case ast.Priority():
+            return f"priority {node.value.value}"
         case ast.Spread():
             low = f" min {node.min_groups.value}" if node.min_groups else ""
             high = f" max {node.max_groups.value}" if node.max_groups else ""

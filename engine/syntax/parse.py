@@ -331,6 +331,11 @@ class _ToAst(Transformer[Token, Any]):
     def tol_value(self, meta: Any, c: list[Any]) -> ast.Word:
         return c[0]  # type: ignore[no-any-return]
 
+    def priority(self, meta: Any, c: list[Any]) -> ast.Priority:
+        minus, value = c
+        number = ast.Number(-int(value) if minus is not None else int(value), span=self._span(meta))
+        return ast.Priority(number, span=self._span(meta))
+
     def spread(self, meta: Any, c: list[Any]) -> ast.Spread:
         field, low, high = c
         return ast.Spread(field, self._number(low), self._number(high), span=self._span(meta))
