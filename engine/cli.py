@@ -209,9 +209,9 @@ def _rules(paths: Sequence[str]) -> RuleSet:
     return rule_set
 
 
-def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None) -> Result:
+def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
     rule_set = _rules(rules)
-    result = evaluate(rule_set, load_facts(facts), _now(now))
+    result = evaluate(rule_set, load_facts(facts), _now(now), reschedule_all=reschedule == "all")
     for d in result.warnings:
         click.echo(render(d), err=True)
     return result
@@ -221,17 +221,26 @@ _FACTS = click.option(
     "--facts", "facts", multiple=True, required=True, type=click.Path(), help="Fact file or directory (repeatable)."
 )
 _NOW = click.option("--now", help="The evaluation time, RFC 3339 (default: the facts' own times only).")
+_RESCHEDULE = click.option(
+    "--reschedule",
+    type=click.Choice(["needed", "all"]),
+    default="needed",
+    show_default=True,
+    help="needed: run the bindings Karmada's scheduler would (not yet scheduled, placement or replicas changed, "
+    "reschedule triggered, a target cluster deleting); the others keep their clusters. all: place every one anew.",
+)
 
 
 @main.command("eval")
 @click.argument("rules", nargs=-1, required=True, type=click.Path())
 @_FACTS
 @_NOW
+@_RESCHEDULE
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
 @_guarded
-def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, output: str) -> None:
+def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str) -> None:
     """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
-    result = _evaluate(rules, facts, now)
+    result = _evaluate(rules, facts, now, reschedule)
     click.echo({"json": to_json, "yaml": to_yaml, "text": to_text}[output](result), nl=False)
 
 
@@ -239,12 +248,15 @@ def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, ou
 @click.argument("rules", nargs=-1, required=True, type=click.Path())
 @_FACTS
 @_NOW
+@_RESCHEDULE
 @click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
 @click.option("--cluster", required=True, help="The cluster whose decision to explain.")
 @_guarded
-def explain(rules: Sequence[str], facts: Sequence[str], now: str | None, binding: str, cluster: str) -> None:
+def explain(
+    rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, binding: str, cluster: str
+) -> None:
     """Show the rules and facts behind one binding's decision about one cluster."""
-    result = _evaluate(rules, facts, now)
+    result = _evaluate(rules, facts, now, reschedule)
     try:
         placement = result.placement(binding)
     except KeyError:
@@ -321,6 +333,7 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 @click.option("--base-ref", help="Take the old rules from this git revision of the --head paths.")
 @_FACTS
 @_NOW
+@_RESCHEDULE
 @click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
@@ -331,6 +344,7 @@ def diff_command(
     base_ref: str | None,
     facts: Sequence[str],
     now: str | None,
+    reschedule: str,
     output: str,
     threshold: int,
     fail_on: str,
@@ -346,8 +360,8 @@ def diff_command(
     when = _now(now)
     with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
         old_paths = list(base) if base else _rules_at(str(base_ref), head, Path(tmp))
-        old = evaluate(_rules(old_paths), loaded, when)
-    new = evaluate(_rules(head), loaded, when)
+        old = evaluate(_rules(old_paths), loaded, when, reschedule_all=reschedule == "all")
+    new = evaluate(_rules(head), loaded, when, reschedule_all=reschedule == "all")
     result = compare(old, new, threshold)
     text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
     if base_ref:

@@ -29,14 +29,16 @@ def scheduler_for(rules: RuleSet, facts: Facts) -> Scheduler:
     return scheduler
 
 
-def evaluate(rules: RuleSet, facts: Facts, now: dt.datetime | None = None) -> Result:
-    """Place every binding the rules' policies select, as Karmada's scheduler would.
+def evaluate(rules: RuleSet, facts: Facts, now: dt.datetime | None = None, reschedule_all: bool = False) -> Result:
+    """Place every binding the rules' policies select, as Karmada's scheduler would: the bindings it
+    would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
+    placed anew, the others keep their clusters; ``reschedule_all`` places every one anew.
 
     With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
     evictions they make, with each binding's clusters afterwards and the labels injected there."""
     scheduler = scheduler_for(rules, facts)
     try:
-        placements = scheduler.schedule_all()
+        placements = scheduler.schedule_all(reschedule_all)
         evictions: tuple[Eviction, ...] = ()
         if now is not None:
             scheduler.reset()

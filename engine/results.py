@@ -56,6 +56,9 @@ class Placement:
     message: str = ""  # why it is unschedulable, as the scheduler's condition message
     previous: tuple[str, ...] = ()  # spec.clusters before this evaluation
     affinity_term: str | None = None  # the clusterAffinities term used
+    # why the scheduler ran this binding (engine.schedule.reschedule.Trigger); "" when it is settled
+    trigger: str = ""
+    settled: bool = False  # not run: it keeps spec.clusters (previous)
     # (cluster → explanations of every decision about it), for `fleetrules explain`
     explanations: Mapping[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
 

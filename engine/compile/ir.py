@@ -156,6 +156,7 @@ class Rule:
     # the clusterAffinities term this rule belongs to (its rejections count only while that term is tried)
     term: str | None = None
     builtin: bool = False
+    user: bool = False  # a `rule` of a rule file (not built in, not a policy's statement)
     # lifted (engine.compile.lift): the binding pattern matches one policy_scope fact per policy, and a
     # decision does not apply to a binding whose list field holds the value of one of the exemptions
     scoped: bool = False

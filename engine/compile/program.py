@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.compile import ir
 from engine.compile.encoding import Symbols
@@ -44,7 +44,7 @@ def compile_rule_set(
     growth = []
     for rule in rules:
         user, user_problems = compile_rules([rule], symbols, derived=derived)
-        compiled += user
+        compiled += [replace(r, user=True) for r in user]
         problems += user_problems
         growth.append((rule.span, symbols.size))
     for policy in policies:

@@ -179,7 +179,6 @@ class _Converter:
         for key in sorted(_NOT_EVALUATED & set(spec)):
             self.warn(spec, f"spec.{key}", "not evaluated by fleetrules")
         placement = self.mapping(spec.get("placement"), spec, "spec.placement")
-        self.known(placement, _PLACEMENT, "spec.placement")
         stmts: list[ast.PolicyStmt] = []
         if spec.get("priority") is not None:
             priority = spec["priority"]
@@ -187,6 +186,15 @@ class _Converter:
                 stmts.append(ast.Priority(ast.Number(priority, span=self.span(spec, "priority")), span=self.span(spec)))
             else:
                 self.fail(spec, "spec.priority", f"expected an integer, found {priority!r}")
+        stmts += self.placement(placement)
+        stmts += self.failover(self.mapping(spec.get("failover"), spec, "spec.failover"))
+        selects = self.selects(spec, namespace)
+        return [ast.Policy(name, (*selects, *stmts), span=self.span(obj))] if selects else []
+
+    def placement(self, placement: dict[str, Any]) -> list[ast.PolicyStmt]:
+        """spec.placement as policy statements."""
+        self.known(placement, _PLACEMENT, "spec.placement")
+        stmts: list[ast.PolicyStmt] = []
         if placement.get("clusterAffinity") is not None:
             stmts.append(
                 self.cluster_affinity(
@@ -222,9 +230,7 @@ class _Converter:
                 "replica division is not evaluated: placement is computed as Duplicated",
             )
         stmts += self.workload_affinity(self.mapping(placement.get("workloadAffinity"), placement, "workloadAffinity"))
-        stmts += self.failover(self.mapping(spec.get("failover"), spec, "spec.failover"))
-        selects = self.selects(spec, namespace)
-        return [ast.Policy(name, (*selects, *stmts), span=self.span(obj))] if selects else []
+        return stmts
 
     def selects(self, spec: dict[str, Any], namespace: str | None) -> list[ast.Select]:
         """resourceSelectors are OR-ed; those differing only in kind share one select block."""
@@ -380,3 +386,11 @@ def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic
         objects.append(PolicyObject(shown, value, document.marks))
     policies, converted = convert_objects(objects)
     return ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1)), problems + converted
+
+
+def placement_statements(placement: Mapping[str, Any]) -> tuple[ast.PolicyStmt, ...] | None:
+    """A Placement as Karmada serialises it (the applied-placement annotation) as policy statements, to
+    compare with a policy's; None when it is not one."""
+    problems: list[Diagnostic] = []
+    stmts = _Converter("<applied-placement>", None, problems).placement(dict(placement))
+    return None if any(p.is_error for p in problems) else tuple(stmts)

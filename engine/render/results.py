@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from engine.results import Explanation, Placement, Result
+from engine.schedule.reschedule import SETTLED
 
 
 def placement_data(p: Placement) -> dict[str, Any]:
@@ -28,6 +29,10 @@ def placement_data(p: Placement) -> dict[str, Any]:
     data["previous"] = list(p.previous)
     if p.affinity_term is not None:
         data["affinityTerm"] = p.affinity_term
+    if p.settled:
+        data["settled"] = SETTLED
+    elif p.trigger:
+        data["scheduledBecause"] = p.trigger
     return data
 
 
@@ -53,6 +58,8 @@ def to_text(result: Result) -> str:
     lines: list[str] = []
     for p in result.placements:
         lines.append(f"{p.binding}  (policy {p.policy})")
+        if p.settled:
+            lines.append(f"  settled: {SETTLED}")
         if p.unschedulable:
             lines.append(f"  UNSCHEDULABLE: {p.message}")
         if p.clusters or not p.unschedulable:
@@ -82,6 +89,9 @@ def explanation_lines(e: Explanation, indent: str = "  ") -> list[str]:
 
 
 def explain_text(p: Placement, cluster: str) -> str:
+    if p.settled:
+        where = "one of its clusters" if cluster in p.clusters else "not one of its clusters"
+        return f"{p.binding} on {cluster}: {where}; the scheduler would not run it ({SETTLED}; --reschedule all)\n"
     if cluster in p.clusters:
         verdict = f"selected (score {p.scores.get(cluster, 0)})"
     elif cluster in p.feasible:

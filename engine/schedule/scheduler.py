@@ -26,6 +26,7 @@ from engine.errors import Diagnostic, warning
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.results import Placement, Reason
 from engine.schedule.explain import Explainer, Lazy
+from engine.schedule.reschedule import Trigger, trigger
 from engine.schedule.selection import select_policy
 from engine.schedule.views import Constant, Overlay, Subset
 from engine.syntax import ast
@@ -311,9 +312,41 @@ class Scheduler:
             for c in feasible
         }
 
-    def schedule_all(self) -> tuple[Placement, ...]:
-        """Every binding a policy selects, placed in NAMESPACE/NAME order."""
-        return tuple(self.decide(b) for b in self.facts.bindings if self.binding_policy[b.key] is not None)
+    def schedule_all(self, reschedule_all: bool = False) -> tuple[Placement, ...]:
+        """Every binding a policy selects, in NAMESPACE/NAME order: placed when the scheduler would run
+        it (engine.schedule.reschedule), or all of them with ``reschedule_all``; settled otherwise."""
+        out = []
+        for binding in self.facts.bindings:
+            policy = self.binding_policy[binding.key]
+            if policy is None:
+                continue
+            why = Trigger.ALL if reschedule_all else trigger(binding, policy, self.clusters)
+            if why is None and self._decided_by_rules(binding, policy):
+                why = Trigger.RULES
+            out.append(self.settled(binding, policy) if why is None else replace(self.decide(binding), trigger=why))
+        return tuple(out)
+
+    def _decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
+        """Whether a `rule` of the rule set rejects or prefers a cluster for the binding: a change of its
+        placement that Karmada has no word for, so it is scheduled anew."""
+        own = self.session.decisions(self.binding_ids[binding.key])
+        scoped = self.session.decisions(self.scope_ids[policy.name.value])
+        return any(self.compiled.rules[d.rule].user for d in (*own, *scoped))
+
+    def settled(self, binding: Binding, policy: ast.Policy) -> Placement:
+        """A binding the scheduler would not run: it keeps its clusters (their placement facts stay)."""
+        return Placement(
+            binding=binding.key,
+            policy=policy.name.value,
+            clusters=binding.cluster_names,
+            feasible=(),
+            scores={},
+            rejected={},
+            unschedulable=False,
+            previous=binding.cluster_names,
+            affinity_term=binding.observed_affinity_name or None,
+            settled=True,
+        )
 
     @property
     def unmatched(self) -> tuple[str, ...]:

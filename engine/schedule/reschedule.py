@@ -1,0 +1,102 @@
+"""Which bindings the scheduler runs (karmada pkg/scheduler/scheduler.go doScheduleBinding, helper.go
+placementChanged; shared/spec karmada-reference.md §5.1).
+
+A binding already scheduled is run again only when something the scheduler watches changed; every
+other binding is settled: it keeps spec.clusters and counts as a peer for the bindings that are run.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+
+from engine.inputs.facts import Binding, Cluster
+from engine.inputs.policies import placement_statements
+from engine.syntax import ast
+
+
+class Trigger(enum.StrEnum):
+    """Why a binding is scheduled in this evaluation."""
+
+    PENDING = "not scheduled yet"
+    PLACEMENT = "placement changed"
+    REPLICAS = "replicas changed"
+    RESCHEDULE = "reschedule triggered"
+    DELETING = "a target cluster is being deleted"
+    RULES = "rules of the rule set decide about it"
+    ALL = "every binding is rescheduled (--reschedule all)"
+
+
+# what a settled binding is reported with
+SETTLED = (
+    "kept on its clusters: placement as applied (policy.karmada.io/applied-placement), replicas as "
+    "assigned, no reschedule triggered, no target cluster being deleted"
+)
+
+_COMPARED = (ast.ClusterAffinity, ast.Toleration, ast.Spread, ast.WorkloadTerm)
+
+
+def _parts(stmts: Sequence[ast.PolicyStmt]) -> dict[str, tuple[ast.PolicyStmt, ...]]:
+    return {
+        "affinity": tuple(s for s in stmts if isinstance(s, ast.ClusterAffinity) and s.name is None),
+        "terms": tuple(s for s in stmts if isinstance(s, ast.ClusterAffinity) and s.name is not None),
+        "tolerations": tuple(s for s in stmts if isinstance(s, ast.Toleration)),
+        "spread": tuple(s for s in stmts if isinstance(s, ast.Spread)),
+        "workload": tuple(s for s in stmts if isinstance(s, ast.WorkloadTerm)),
+    }
+
+
+def placement_changed(policy: ast.Policy, applied: str, observed_term: str) -> bool:
+    """placementChanged: the policy's placement against the one the binding was last scheduled with.
+
+    replicaScheduling is not compared yet: the language has no replica division (the binding's own
+    type decides replica changes, below)."""
+    if not applied:
+        return True
+    try:
+        raw = json.loads(applied)
+    except ValueError:
+        return False  # Karmada logs the unmarshal error and does not reschedule
+    if not isinstance(raw, dict):
+        return False
+    stmts = placement_statements(raw)
+    if stmts is None:
+        return True
+    mine, theirs = _parts([s for s in policy.statements if isinstance(s, _COMPARED)]), _parts(stmts)
+    if mine == theirs:
+        return False
+    if any(mine[k] != theirs[k] for k in ("affinity", "tolerations", "spread")):
+        return True
+    if not observed_term:  # clusterAffinitiesChanged: no observed term, any other difference counts
+        return True
+    own = [t for t in mine["terms"] if isinstance(t, ast.ClusterAffinity) and t.name and t.name.value == observed_term]
+    was = [
+        t for t in theirs["terms"] if isinstance(t, ast.ClusterAffinity) and t.name and t.name.value == observed_term
+    ]
+    return not own or not was or own[0] != was[0]
+
+
+def replicas_changed(binding: Binding) -> bool:
+    """IsBindingReplicasChanged, by the binding's own spec.placement.replicaScheduling."""
+    if binding.replica_scheduling is None:
+        return False
+    if binding.replica_scheduling == "Duplicated":
+        return any(t.replicas != binding.replicas for t in binding.clusters)
+    return sum(t.replicas for t in binding.clusters) != binding.replicas
+
+
+def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster]) -> Trigger | None:
+    """Why the scheduler would run ``binding`` now; None when it is settled."""
+    if not binding.clusters:
+        return Trigger.PENDING
+    if placement_changed(policy, binding.applied_placement, binding.observed_affinity_name):
+        return Trigger.PLACEMENT
+    if replicas_changed(binding):
+        return Trigger.REPLICAS
+    triggered, last = binding.reschedule_triggered_at, binding.last_scheduled_time
+    if triggered is not None and last is not None and triggered > last:
+        return Trigger.RESCHEDULE
+    if any(clusters[t.name].deleting for t in binding.clusters if t.name in clusters):
+        return Trigger.DELETING
+    return None

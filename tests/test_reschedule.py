@@ -1,0 +1,242 @@
+"""Which bindings the scheduler runs (shared/spec karmada-reference.md §5.1): the cases of karmada
+pkg/scheduler/helper_test.go Test_needConsideredPlacementChanged, the other triggers of
+pkg/scheduler/scheduler.go doScheduleBinding, and settled bindings end to end."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import evaluate, load_facts, load_rules
+from engine.inputs.facts import Binding, Cluster, TargetCluster
+from engine.schedule.reschedule import Trigger, placement_changed, replicas_changed, trigger
+from engine.syntax import ast
+from engine.syntax.parse import parse
+
+
+def policy(body: str) -> ast.Policy:
+    (found,) = parse(f"policy p {{\n  select {{ kind Deployment }}\n{body}\n}}\n").policies
+    return found
+
+
+M1 = {"clusterNames": ["m1"]}
+M2 = {"clusterNames": ["m2"]}
+M1M2 = {"clusterNames": ["m1", "m2"]}
+
+# (name in helper_test.go, the policy's placement, the applied placement (None: no annotation), observed term, want)
+PLACEMENT_CASES: list[tuple[str, str, dict[str, Any] | None, str, bool]] = [
+    ("nil appliedPlacement", "clusters { names m1 }", None, "", True),
+    ("same placement and appliedPlacement", "clusters { names m1 }", {"clusterAffinity": M1}, "", False),
+    ("different ClusterAffinity field", "clusters { names m1 }", {"clusterAffinity": M1M2}, "", True),
+    (
+        "different ClusterTolerations field",
+        "clusters { names m1 }\ntolerate k = v : NoSchedule",
+        {"clusterAffinity": M1},
+        "",
+        True,
+    ),
+    (
+        "different SpreadConstraints field",
+        "clusters { names m1 }\nspread by cluster max 1",
+        {"clusterAffinity": M1},
+        "",
+        True,
+    ),
+    (
+        "different ClusterAffinities field with empty schedulerObservingAffinityName",
+        "clusters group1 { names m1 }",
+        {},
+        "",
+        True,
+    ),
+    (
+        "update the target ClusterAffinityTerm",
+        "clusters group1 { names m1, m2 }",
+        {"clusterAffinities": [{"affinityName": "group1", **M1}]},
+        "group1",
+        True,
+    ),
+    (
+        "delete the target ClusterAffinityTerm",
+        "clusters group2 { names m2 }",
+        {"clusterAffinities": [{"affinityName": "group1", **M1}, {"affinityName": "group2", **M2}]},
+        "group1",
+        True,
+    ),
+    (
+        "delete the whole ClusterAffinities",
+        "",
+        {"clusterAffinities": [{"affinityName": "group1", **M1}]},
+        "group1",
+        True,
+    ),
+    (
+        "add a new ClusterAffinityTerm and don't update the target ClusterAffinityTerm",
+        "clusters group1 { names m1 }\nclusters group2 { names m1, m2 }",
+        {"clusterAffinities": [{"affinityName": "group1", **M1}]},
+        "group1",
+        False,
+    ),
+    (
+        "update a ClusterAffinityTerm and don't update the target ClusterAffinityTerm",
+        "clusters group1 { names m1 }\nclusters group2 { names m1, m2 }",
+        {"clusterAffinities": [{"affinityName": "group1", **M1}, {"affinityName": "group2", **M2}]},
+        "group1",
+        False,
+    ),
+    (
+        "delete a ClusterAffinityTerm and don't update the target ClusterAffinityTerm",
+        "clusters group1 { names m1 }",
+        {"clusterAffinities": [{"affinityName": "group1", **M1}, {"affinityName": "group2", **M2}]},
+        "group1",
+        False,
+    ),
+    # helper.go: an annotation that is not JSON is logged, and nothing is rescheduled
+    ("applied placement that is not JSON", "clusters { names m1 }", "{not json", "", False),  # type: ignore[list-item]
+    # the first DeepEqual includes workloadAffinity, the second check does not; with no observed term the
+    # third check reports a change
+    ("only the workload affinity changed", "workload anti-affinity by app", {}, "", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "applied", "observed", "want"), [c[1:] for c in PLACEMENT_CASES], ids=[c[0] for c in PLACEMENT_CASES]
+)
+def test_placement_changed(body: str, applied: dict[str, Any] | str | None, observed: str, want: bool) -> None:
+    text = applied if isinstance(applied, str) else json.dumps(applied) if applied is not None else ""
+    assert placement_changed(policy(body), text, observed) is want
+
+
+def binding(**fields: Any) -> Binding:
+    base: dict[str, Any] = {"namespace": "n", "name": "b", "kind": "Deployment", "replicas": 2}
+    return Binding(**(base | fields))
+
+
+T0 = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+APPLIED = json.dumps({"clusterAffinity": M1M2})
+PLACED = (TargetCluster("m1", 2), TargetCluster("m2", 2))
+CLUSTERS = {"m1": Cluster("m1"), "m2": Cluster("m2")}
+
+
+@pytest.mark.parametrize(
+    ("fields", "clusters", "want"),
+    [
+        ({}, CLUSTERS, Trigger.PENDING),  # no clusters yet
+        ({"clusters": PLACED}, CLUSTERS, Trigger.PLACEMENT),  # no applied-placement annotation
+        ({"clusters": PLACED, "applied_placement": APPLIED}, CLUSTERS, None),  # settled
+        # IsBindingReplicasChanged: Duplicated compares each cluster's replicas with spec.replicas
+        (
+            {"clusters": PLACED, "applied_placement": APPLIED, "replicas": 3, "replica_scheduling": "Duplicated"},
+            CLUSTERS,
+            Trigger.REPLICAS,
+        ),
+        # ... Divided compares their sum; a nil strategy never counts
+        (
+            {"clusters": PLACED, "applied_placement": APPLIED, "replica_scheduling": "Divided"},
+            CLUSTERS,
+            Trigger.REPLICAS,
+        ),
+        ({"clusters": PLACED, "applied_placement": APPLIED, "replicas": 9}, CLUSTERS, None),
+        # RescheduleRequired: rescheduleTriggeredAt after lastScheduledTime (both set)
+        (
+            {
+                "clusters": PLACED,
+                "applied_placement": APPLIED,
+                "reschedule_triggered_at": T0,
+                "last_scheduled_time": T0,
+            },
+            CLUSTERS,
+            None,
+        ),
+        (
+            {
+                "clusters": PLACED,
+                "applied_placement": APPLIED,
+                "reschedule_triggered_at": T0 + dt.timedelta(seconds=1),
+                "last_scheduled_time": T0,
+            },
+            CLUSTERS,
+            Trigger.RESCHEDULE,
+        ),
+        # HasTerminatingTargetClusters
+        (
+            {"clusters": PLACED, "applied_placement": APPLIED},
+            CLUSTERS | {"m2": Cluster("m2", deleting=True)},
+            Trigger.DELETING,
+        ),
+    ],
+)
+def test_trigger(fields: dict[str, Any], clusters: dict[str, Cluster], want: Trigger | None) -> None:
+    assert trigger(binding(**fields), policy("clusters { names m1, m2 }"), clusters) == want
+
+
+def test_replicas_changed_needs_a_strategy() -> None:
+    assert not replicas_changed(binding(clusters=PLACED, replicas=7))
+
+
+GROUPED = """policy n/p {
+  select { kind Deployment }
+  workload anti-affinity by app.example.com/group
+}
+"""
+
+
+def cluster_obj(name: str) -> dict[str, Any]:
+    return {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": name}}
+
+
+def rb(name: str, clusters: list[str], applied: bool) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": f"{name}-deployment", "namespace": "n"}
+    if applied:
+        meta["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"workloadAffinity": {}})}
+    return {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": meta,
+        "spec": {
+            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "n", "name": name},
+            "clusters": [{"name": c} for c in clusters],
+            "workloadAffinityGroups": {"antiAffinityGroup": "app.example.com/group=g"},
+        },
+    }
+
+
+def workload(name: str) -> dict[str, Any]:
+    meta = {"name": name, "namespace": "n", "labels": {"app.example.com/group": "g"}}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta}
+
+
+def test_a_settled_binding_keeps_its_cluster_and_counts_as_a_peer(tmp_path: Path) -> None:
+    """Binding a runs on m2 and is settled: its applied placement is the policy's. The pending b of the
+    same anti-affinity group is placed around it, on m1; before, a was placed anew (on m1, first by
+    name) and b pushed to m2."""
+    (tmp_path / "p.fr").write_text(GROUPED)
+    applied = json.dumps({"workloadAffinity": {"antiAffinity": {"groupByLabelKey": "app.example.com/group"}}})
+    settled = rb("a", ["m2"], applied=False)
+    settled["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": applied}
+    objects = [cluster_obj("m1"), cluster_obj("m2"), settled, workload("a"), workload("b")]
+    result = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects))
+    a, b = result.placement("n/a-deployment"), result.placement("n/b-deployment")
+    assert a.settled and a.clusters == ("m2",) and not a.trigger
+    assert b.clusters == ("m1",) and b.trigger == Trigger.PENDING
+    everything = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True)
+    assert not everything.placement("n/a-deployment").settled
+
+
+def test_a_rule_that_decides_about_a_settled_binding_schedules_it(tmp_path: Path) -> None:
+    (tmp_path / "p.fr").write_text(
+        GROUPED + 'rule no-m2 { when cluster c (c.name == "m2") and binding b then reject c for b "not m2" }\n'
+    )
+    applied = json.dumps({"workloadAffinity": {"antiAffinity": {"groupByLabelKey": "app.example.com/group"}}})
+    settled = rb("a", ["m2"], applied=False)
+    settled["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": applied}
+    result = evaluate(
+        load_rules([tmp_path / "p.fr"]),
+        load_facts(objects=[cluster_obj("m1"), cluster_obj("m2"), settled, workload("a")]),
+    )
+    a = result.placement("n/a-deployment")
+    assert a.trigger == Trigger.RULES and a.clusters == ("m1",)
