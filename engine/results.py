@@ -23,6 +23,8 @@ class Reason:
     rule: str
     source: str  # FILE:LINE
     message: str
+    # the scheduler's words for the filter that failed, as its unschedulable message counts them
+    summary: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

@@ -426,7 +426,10 @@ class DurableSession:
             )
             if isinstance(action, ir.Reject):
                 message = action.message.render(facts)
-                decision = Decision(index, deps, binding, cluster, message, matched=matched, exempt=exempt)
+                reason = action.reason.render(facts) if action.reason is not None else ""
+                decision = Decision(
+                    index, deps, binding, cluster, message, reason=reason, matched=matched, exempt=exempt
+                )
             elif isinstance(action, ir.Prefer):
                 decision = Decision(
                     index,

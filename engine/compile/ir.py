@@ -121,6 +121,7 @@ class Reject:
     cluster: str
     binding: str
     message: Message
+    reason: Message | None = None  # the scheduler's words for the filter; None: the message
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def lift(rule: ir.Rule) -> ir.Rule:
             return rule
         else:
             patterns.append(pattern)
-    messages = [a.message for a in rule.actions if isinstance(a, ir.Reject)]
+    messages = [m for a in rule.actions if isinstance(a, ir.Reject) for m in (a.message, a.reason) if m is not None]
     if any(isinstance(p, ir.Ref) and p.alias == binding and p.prop != "policy" for m in messages for p in m.parts):
         return rule
     return replace(rule, patterns=tuple(patterns), scoped=True, exempt=tuple(exempt))

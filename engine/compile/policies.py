@@ -19,6 +19,8 @@ from engine.syntax import ast
 BINDING = "v_b"
 CLUSTER = "v_c"
 _CLUSTER_AFFINITY = "did not match the placement cluster affinity constraint"
+# the ClusterAffinity plugin's words (pkg/scheduler/framework/plugins/clusteraffinity)
+_CLUSTER_AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
 
 
 def groups(policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
@@ -109,7 +111,7 @@ def _statement_rule(policy: ast.Policy, term: ast.ClusterAffinity, stmt: ast.Clu
             ir.Pattern(BINDING, "binding", False, ir.Test("==", "policy", policy.name.value)),
             ir.Pattern(CLUSTER, "cluster", False, reject),
         ),
-        actions=(ir.Reject(CLUSTER, BINDING, _message(why)),),
+        actions=(ir.Reject(CLUSTER, BINDING, _message(why), _message(_CLUSTER_AFFINITY_REASON)),),
         term=term.name.value if term.name is not None else None,
     )
 

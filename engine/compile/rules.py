@@ -209,8 +209,12 @@ class _RuleCompiler:
     def action(self, action: ast.Action) -> ir.Action:
         match action:
             case ast.Reject():
+                reason = self.message(action.reason) if action.reason is not None else None
                 return ir.Reject(
-                    self.alias(action.cluster.value), self.alias(action.binding.value), self.message(action.message)
+                    self.alias(action.cluster.value),
+                    self.alias(action.binding.value),
+                    self.message(action.message),
+                    reason,
                 )
             case ast.Prefer():
                 return ir.Prefer(

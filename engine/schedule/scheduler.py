@@ -177,7 +177,9 @@ class Scheduler:
         reason = self._reasons.get(decision)
         if reason is None:
             rule = self.compiled.rules[decision.rule]
-            reason = self._reasons[decision] = Reason(rule.name, f"{rule.span.file}:{rule.span.line}", decision.message)
+            source = f"{rule.span.file}:{rule.span.line}"
+            reason = Reason(rule.name, source, decision.message, decision.reason or decision.message)
+            self._reasons[decision] = reason
         return reason
 
     def _shared(self, policy: str, term: str | None) -> _Shared:
@@ -262,9 +264,7 @@ class Scheduler:
         unschedulable, message = False, ""
         if not feasible:
             unschedulable = True
-            histogram = Counter(reasons[0].message for reasons in rejected.values())
-            parts = ", ".join(f"{n} {m}" for m, n in sorted(histogram.items(), key=lambda x: x[0]))
-            message = f"0/{len(self.candidates)} clusters are available: {parts}."
+            message = fit_error(len(self.clusters), rejected)
             selected: tuple[str, ...] = ()
         elif len(feasible) < minimum:
             unschedulable = True
@@ -379,3 +379,12 @@ class _Shared:
     zero_scores: Constant
     exemptable: list[Decision]
     prefers: bool
+
+
+def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:
+    """FitError.Error (pkg/scheduler/framework/types.go): ``0/N clusters are available: `` and the
+    histogram of the filters' reasons, one per rejected cluster, "count reason" sorted as strings."""
+    if clusters == 0 or not rejected:
+        return f"0/{clusters} clusters are available: no cluster exists."
+    histogram = Counter(reasons[0].summary or reasons[0].message for reasons in rejected.values())
+    return f"0/{clusters} clusters are available: {', '.join(sorted(f'{n} {m}' for m, n in histogram.items()))}."

@@ -304,7 +304,8 @@ class Pattern(Node):
 class Reject(Node):
     cluster: Word
     binding: Word
-    message: Word
+    message: Word  # the detail, per cluster
+    reason: Word | None = None  # Karmada's words for the filter (default: the message)
 
 
 @dataclass(frozen=True)

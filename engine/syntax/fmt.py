@@ -121,7 +121,8 @@ def pattern(p: ast.Pattern) -> str:
 def action(a: ast.Action) -> str:
     match a:
         case ast.Reject():
-            return f"reject {a.cluster.value} for {a.binding.value} {string(a.message)}"
+            reason = f" reason {string(a.reason)}" if a.reason is not None else ""
+            return f"reject {a.cluster.value} for {a.binding.value} {string(a.message)}{reason}"
         case ast.Prefer():
             return f"prefer {a.cluster.value} for {a.binding.value} weight {a.weight.value}"
         case ast.Derive():

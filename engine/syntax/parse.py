@@ -376,7 +376,8 @@ class _ToAst(Transformer[Token, Any]):
         return ast.Pattern(negated is not None, fact_type, self._word(var), condition, span=self._span(meta))
 
     def act_reject(self, meta: Any, c: list[Token]) -> ast.Reject:
-        return ast.Reject(self._word(c[0]), self._word(c[1]), self._word(c[2]), span=self._span(meta))
+        reason = self._word(c[3]) if c[3] is not None else None
+        return ast.Reject(self._word(c[0]), self._word(c[1]), self._word(c[2]), reason, span=self._span(meta))
 
     def act_prefer(self, meta: Any, c: list[Token]) -> ast.Prefer:
         weight = ast.Number(int(c[2]), span=self._tok(c[2]))
