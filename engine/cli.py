@@ -26,8 +26,8 @@ from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, di
 from engine.evaluate import evaluate
 from engine.evaluate import simulate as run_simulation
 from engine.inputs.events import load_events
-from engine.inputs.facts import parse_time, rfc3339
-from engine.inputs.files import display_path, expand, read_source
+from engine.inputs.facts import Facts, parse_time, rfc3339
+from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
 from engine.inputs.objects import load_facts
 from engine.inputs.rules import RuleSet
 from engine.render.diff import to_json as diff_json
@@ -209,16 +209,29 @@ def _rules(paths: Sequence[str]) -> RuleSet:
     return rule_set
 
 
+def _facts(facts: Sequence[str], rules: Sequence[str]) -> Facts:
+    """The --facts paths; without them, the snapshot files among the rule paths (a snapshot given as rules
+    contributes its policies there, and everything else here)."""
+    paths = list(facts) or [p for p in rules if not p.endswith(RULE_SUFFIX)]
+    if not paths:
+        raise UsageError("no facts: give --facts, or snapshot YAML files (kubectl get … -o yaml) among the paths")
+    return load_facts(paths)
+
+
 def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
     rule_set = _rules(rules)
-    result = evaluate(rule_set, load_facts(facts), _now(now), reschedule_all=reschedule == "all")
+    result = evaluate(rule_set, _facts(facts, rules), _now(now), reschedule_all=reschedule == "all")
     for d in result.warnings:
         click.echo(render(d), err=True)
     return result
 
 
 _FACTS = click.option(
-    "--facts", "facts", multiple=True, required=True, type=click.Path(), help="Fact file or directory (repeatable)."
+    "--facts",
+    "facts",
+    multiple=True,
+    type=click.Path(),
+    help="Fact file or directory (repeatable); default: the YAML files among the rule paths, read as a snapshot.",
 )
 _NOW = click.option("--now", help="The evaluation time, RFC 3339 (default: the facts' own times only).")
 _RESCHEDULE = click.option(
@@ -289,7 +302,7 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     if not path.is_file():
         raise UsageError(f"--events: no such file: {events}")
     start, timeline = load_events(path)
-    loaded = load_facts(facts)
+    loaded = _facts(facts, rules)
     for d in loaded.warnings:
         click.echo(render(d), err=True)
     entries = run_simulation(rule_set, loaded, start, timeline)
@@ -356,7 +369,7 @@ def diff_command(
         raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}; choose from {', '.join(CATEGORIES)}")
     if bool(base) == bool(base_ref):
         raise UsageError("give the old rules with either --base or --base-ref")
-    loaded = load_facts(facts)
+    loaded = _facts(facts, head)
     when = _now(now)
     with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
         old_paths = list(base) if base else _rules_at(str(base_ref), head, Path(tmp))

@@ -130,18 +130,38 @@ def test_policies_among_the_facts_are_used(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ("kind: Deployment", "not a PropagationPolicy"),
         ("resourceSelectors:", "resourceSelectors0:"),
         ("operator: NotIn", "operator: Gt"),
     ],
 )
 def test_bad_policy_files(tmp_path: Path, change: str, message: str) -> None:
-    text = (
-        PP.replace("kind: PropagationPolicy", "kind: Deployment")
-        if change == "kind: Deployment"
-        else PP.replace(change, message)
-    )
+    text = PP.replace(change, message)
     path = tmp_path / "pp.yaml"
     path.write_text(text)
     with pytest.raises(RuleError):
         load_rules([path])
+
+
+def test_a_snapshot_given_as_rules_contributes_its_policies(tmp_path: Path) -> None:
+    """Issue 11: a file may mix kinds; as rules it gives its policies, and the rest is passed over."""
+    path = tmp_path / "snapshot.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: cluster.karmada.io/v1alpha1, kind: Cluster, "
+        "metadata: {name: m1}}\n---\n" + PP
+    )
+    assert [p.name.value for p in load_rules([path]).policies] == ["shop/web"]
+    only_facts = tmp_path / "facts.yaml"
+    only_facts.write_text("apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n")
+    rules = load_rules([only_facts])
+    assert not rules.policies and any("no rules, policies" in w.message for w in rules.warnings)
+
+
+def test_eval_reads_rules_and_facts_from_one_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.yaml"
+    path.write_text(
+        PP + "---\nkind: Cluster\nmetadata: {name: m1, labels: {env: prod}}\nspec: {region: eu-west-1}\n"
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a, namespace: shop}\n"
+    )
+    result = CliRunner().invoke(main, ["eval", str(path), "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert '"policy": "shop/web"' in result.stdout and '"m1"' in result.stdout

@@ -62,7 +62,7 @@ def test_explain_command(in_root: Path) -> None:
             2,
             "unknown keyword 'tolerat'",
         ),
-        (["eval", "examples/flink-ha/policy.fr"], 2, "Missing option '--facts'"),
+        (["eval", "examples/flink-ha/policy.fr"], 2, "no facts: give --facts"),
     ],
 )
 def test_eval_errors(in_root: Path, args: list[str], code: int, text: str) -> None:

@@ -35,6 +35,14 @@ from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
 
 FACT_SUFFIXES = (".yaml", ".yml", ".json")
+# Kinds without a namespace (the rest are taken to be namespaced)
+CLUSTER_SCOPED = frozenset(
+    {
+        "Cluster", "ClusterResourceBinding", "ClusterPropagationPolicy", "ClusterOverridePolicy", "Namespace",
+        "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass",
+        "PriorityClass", "ResourceInterpreterCustomization",
+    }
+)  # fmt: skip
 _STEP = re.compile(r"\[([0-9]+)\]|([^.\[]+)")
 
 # Fields of the Karmada API that fleetrules reads or knowingly passes over; others are warned about.
@@ -381,7 +389,9 @@ class FactSet:
         position = marks.position(obj) if marks is not None else None
         where = f"{marks.file}:{position.line}" if marks is not None and position is not None else subject
         before = len(self.problems)
-        identity = (kind, str(meta.get("namespace") or ""), str(name))
+        # keyed as the API server keys it: a namespaced object given without a namespace is in "default"
+        namespace = str(meta.get("namespace") or ("" if kind in CLUSTER_SCOPED else "default"))
+        identity = (kind, namespace, str(name))
         if identity in self.seen:
             r.fail(
                 "metadata.name",

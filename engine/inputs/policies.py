@@ -368,22 +368,20 @@ def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], 
 
 
 def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic]]:
-    """A YAML/JSON file of PropagationPolicies as a rule file; other kinds in it are errors."""
+    """The PropagationPolicies and ClusterPropagationPolicies of a YAML/JSON file, as a rule file. A
+    snapshot holds other kinds too (``kind: List`` included): those are facts, and are passed over here."""
     documents, problems = load_text(text, shown)
     if problems:  # invalid YAML: nothing of the file is used
         return None, problems
     objects: list[PolicyObject] = []
     for document in documents:
         value = document.value
-        if value is None:
-            continue
-        kind = value.get("kind") if isinstance(value, dict) else None
-        if kind not in POLICY_KINDS:
-            what = f"a {kind}" if kind else "an object without kind" if isinstance(value, dict) else "not an object"
-            message = f"document {document.index} is {what}, not a PropagationPolicy or ClusterPropagationPolicy"
-            problems.append(error(message, document.span()))
-            continue
-        objects.append(PolicyObject(shown, value, document.marks))
+        items = value.get("items") if isinstance(value, dict) and value.get("kind") == "List" else [value]
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("kind") in POLICY_KINDS:
+                objects.append(PolicyObject(shown, item, document.marks))
+            elif item is not None and not isinstance(item, dict):
+                problems.append(error(f"document {document.index} is not an object", document.span()))
     policies, converted = convert_objects(objects)
     return ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1)), problems + converted
 
