@@ -240,3 +240,17 @@ def test_a_rule_that_decides_about_a_settled_binding_schedules_it(tmp_path: Path
     )
     a = result.placement("n/a-deployment")
     assert a.trigger == Trigger.RULES and a.clusters == ("m1",)
+
+
+def test_a_peer_made_by_a_policy_not_evaluated_still_counts(tmp_path: Path) -> None:
+    """The scheduler's indexer holds every ResourceBinding with spec.workloadAffinityGroups, whatever
+    policy made it (§2.3): another team's binding on m1 keeps b off m1."""
+    (tmp_path / "p.fr").write_text(GROUPED.replace("select { kind Deployment }", "select { kind Deployment name b }"))
+    other = rb("other", ["m1"], applied=True)
+    result = evaluate(
+        load_rules([tmp_path / "p.fr"]),
+        load_facts(objects=[cluster_obj("m1"), cluster_obj("m2"), other, workload("b")]),
+    )
+    assert result.unmatched == ("n/other-deployment",)
+    b = result.placement("n/b-deployment")
+    assert b.clusters == ("m2",) and [r.rule for r in b.rejected["m1"]] == ["workload-anti-affinity"]

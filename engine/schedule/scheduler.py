@@ -94,7 +94,7 @@ class Scheduler:
         for binding in self.facts.bindings:
             self._load_binding(binding)
         for binding in self.facts.bindings:
-            if binding.clusters and self.binding_policy[binding.key] is not None:
+            if binding.clusters and self._counts_as_peer(binding):
                 self._place(binding.key, binding.cluster_names)
 
     def _tasks(self, binding: Binding) -> None:
@@ -140,11 +140,18 @@ class Scheduler:
         if choice.note:
             self.notes[binding.key] = choice.note
 
+    def _counts_as_peer(self, binding: Binding) -> bool:
+        """A binding a policy selects, or one whose spec.workloadAffinityGroups the scheduler's indexer
+        sees whatever policy made it (another team's, not among the evaluated ones)."""
+        return self.binding_policy[binding.key] is not None or bool(
+            binding.affinity_group or binding.anti_affinity_group
+        )
+
     def _load_binding(self, binding: Binding) -> None:
         policy = self.binding_policy[binding.key]
         g = groups(policy, binding.labels) if policy is not None else Groups()
-        if policy is not None and not binding.labels:
-            # no workload manifest: keep the groups recorded on the binding (spec.workloadAffinityGroups)
+        if policy is None or not binding.labels:
+            # no workload manifest, or no evaluated policy: the groups recorded on the binding
             g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
         props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
         self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
@@ -169,7 +176,7 @@ class Scheduler:
     def reset(self) -> None:
         """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
         for binding in self.facts.bindings:
-            if self.binding_policy[binding.key] is not None:
+            if self._counts_as_peer(binding):
                 self._place(binding.key, binding.cluster_names)
 
     # ------------------------------------------------------------ decisions
