@@ -18,6 +18,7 @@ metadata:
   name: web
   namespace: shop
 spec:
+  propagateDeps: true
   resourceSelectors:
   - {apiVersion: apps/v1, kind: Deployment}
   - {apiVersion: apps/v1, kind: StatefulSet}
@@ -98,7 +99,7 @@ def test_a_policy_and_its_dsl_place_alike(tmp_path: Path) -> None:
     from_dsl = evaluate(load_rules([tmp_path / "web.fr"]), facts)
     assert [p.clusters for p in from_yaml.placements] == [p.clusters for p in from_dsl.placements] == [("m1",)]
     reasons = from_yaml.placements[0].rejected
-    assert reasons["m9"][0].source == f"{tmp_path}/pp.yaml:12"  # the YAML line of clusterAffinity
+    assert reasons["m9"][0].source == f"{tmp_path}/pp.yaml:13"  # the YAML line of clusterAffinity
 
 
 def test_acceptance_three_clusters_three_bindings_and_a_fourth(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -165,3 +166,35 @@ def test_eval_reads_rules_and_facts_from_one_snapshot(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", str(path), "-o", "json"])
     assert result.exit_code == 0, result.stderr
     assert '"policy": "shop/web"' in result.stdout and '"m1"' in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [  # pkg/util/validation/validation.go ValidatePropagationSpec, ValidateApplicationFailover
+        (
+            "propagateDeps: true",
+            "spec.propagateDeps: Invalid value: false: application failover is set, propagateDeps must be true",
+        ),
+        (
+            "decisionConditions: {tolerationSeconds: 120}",
+            "spec.failover.application.decisionConditions.tolerationSeconds: Invalid value: -100: "
+            "must be greater than or equal to 0",
+        ),
+        (
+            "- {apiVersion: apps/v1, kind: Deployment}",
+            'spec.resourceSelectors[0].namespace: Invalid value: "other": namespace of resource selector must be the '
+            "same as the namespace of the policy",
+        ),
+    ],
+)
+def test_karmada_validation_of_policies(tmp_path: Path, change: str, message: str) -> None:
+    replacement = {
+        "propagateDeps: true": "propagateDeps: false",
+        "decisionConditions: {tolerationSeconds: 120}": "decisionConditions: {tolerationSeconds: -100}",
+        "- {apiVersion: apps/v1, kind: Deployment}": "- {apiVersion: apps/v1, kind: Deployment, namespace: other}",
+    }[change]
+    path = tmp_path / "pp.yaml"
+    path.write_text(PP.replace(change, replacement))
+    with pytest.raises(RuleError) as caught:
+        load_rules([path])
+    assert message in caught.value.render()

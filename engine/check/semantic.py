@@ -101,9 +101,9 @@ class _Checker:
             assert isinstance(select, ast.Select)
             self.select(select)
             others = [w for w in select.values(ast.SelectField.NAMESPACE) if w.value != policy.namespace]
-            if policy.namespace is not None and others:
-                message = f"a PropagationPolicy selects workloads of its own namespace ({policy.namespace}) only"
-                self.warn(f"namespace '{others[0].value}' is never selected: {message}", others[0].span)
+            if policy.namespace is not None and others:  # pkg/util/validation validateResourceSelectors
+                message = "namespace of resource selector must be the same as the namespace of the policy"
+                self.err(f"{message} ({policy.namespace}, not '{others[0].value}')", others[0].span)
         priorities = policy.of_type(ast.Priority)
         for extra in priorities[1:]:
             self.err("duplicate priority; a policy has one", extra.span)

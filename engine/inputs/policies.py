@@ -7,6 +7,7 @@ Fields fleetrules does not evaluate are reported, not dropped.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from engine.inputs.yaml import Marks, load_text
 from engine.syntax import ast
 
 POLICY_KINDS = ("PropagationPolicy", "ClusterPropagationPolicy")
+_SELECTOR_NAMESPACE = "namespace of resource selector must be the same as the namespace of the policy"
 _PLACEMENT = {
     "clusterAffinity", "clusterAffinities", "clusterTolerations", "spreadConstraints", "replicaScheduling",
     "workloadAffinity",
@@ -187,7 +189,15 @@ class _Converter:
             else:
                 self.fail(spec, "spec.priority", f"expected an integer, found {priority!r}")
         stmts += self.placement(placement)
-        stmts += self.failover(self.mapping(spec.get("failover"), spec, "spec.failover"))
+        failover = self.mapping(spec.get("failover"), spec, "spec.failover")
+        if failover.get("application") is not None and spec.get("propagateDeps") is not True:
+            found = json.dumps(spec.get("propagateDeps", False))
+            self.fail(
+                spec,
+                "spec.propagateDeps",
+                f"Invalid value: {found}: application failover is set, propagateDeps must be true",
+            )
+        stmts += self.failover(failover)
         selects = self.selects(spec, namespace)
         return [ast.Policy(name, (*selects, *stmts), span=self.span(obj))] if selects else []
 
@@ -245,6 +255,9 @@ class _Converter:
                 sel, {"apiVersion", "kind", "namespace", "name", "labelSelector"}, f"spec.resourceSelectors[{i}]"
             )
             ns = sel.get("namespace") or namespace or ""
+            if namespace is not None and ns != namespace:  # ValidatePropagationSpec, after the webhook's default
+                path = f"spec.resourceSelectors[{i}].namespace"
+                self.fail(sel, path, f"Invalid value: {json.dumps(ns)}: {_SELECTOR_NAMESPACE}")
             key = (str(ns), str(sel.get("name") or ""), repr(sel.get("labelSelector")))
             groups.setdefault(key, []).append(
                 (self.word(sel.get("kind"), sel, f"spec.resourceSelectors[{i}].kind"), sel)
@@ -332,7 +345,10 @@ class _Converter:
             seconds = self.mapping(block.get("decisionConditions"), block, f"{path}.decisionConditions").get(
                 "tolerationSeconds"
             )
-            if isinstance(seconds, int):
+            if isinstance(seconds, int) and seconds < 0:
+                where = f"{path}.decisionConditions.tolerationSeconds"
+                self.fail(block, where, f"Invalid value: {seconds}: must be greater than or equal to 0")
+            elif isinstance(seconds, int):
                 stmts.append(
                     ast.FailoverToleration(ast.Duration(seconds, span=self.span(block)), span=self.span(block))
                 )
