@@ -48,11 +48,13 @@ def test_an_untolerated_noexecute_taint_evicts_at_once() -> None:
 
 
 def test_a_tolerated_taint_evicts_when_its_toleration_runs_out() -> None:
-    """`tolerate cluster.karmada.io/not-ready : NoExecute for 5m`: evicted strictly after 5 minutes (§6.8 9)."""
+    """`tolerate cluster.karmada.io/not-ready : NoExecute for 5m`: evicted when the 5 minutes are up, at the
+    trigger time itself: GetMinTolerationTimeWithCurrentTime is 0 once the trigger time is not after now
+    (pkg/util/helper/taint.go; taint_manager_test.go cases 8 and 9, §6.8)."""
     taint = event(60, "taint", cluster="member1", key="cluster.karmada.io/not-ready", effect="NoExecute")
     entries = run("directly", [HEALTHY, taint])
     evicted = next(e for e in entries if e.kind == "evicted")
-    assert evicted.time == T0 + dt.timedelta(seconds=60 + 300 + 1)
+    assert evicted.time == T0 + dt.timedelta(seconds=60 + 300)
 
 
 def test_noschedule_taints_from_readiness_do_not_evict() -> None:
@@ -158,3 +160,23 @@ def test_a_rule_can_evict(tmp_path: Path) -> None:
     assert task["message"] == "spot capacity reclaimed in member1" and task["producer"] == "fleetrules rule drain-spot"
     line = rules.splitlines().index("rule drain-spot {") + 1
     assert evicted.detail["rule"] == "drain-spot" and str(evicted.detail["source"]).endswith(f"rules.fr:{line}")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "added", "want"),
+    [  # pkg/controllers/cluster/taint_manager_test.go needEvictionWithCurrentTime, now T (§6.8)
+        (0, -1, True),  # case 8: tolerationSeconds 0, taint added at T-1s: evict
+        (60, -1, 59),  # case 9: 60s: look again in 59s
+        (None, -1, False),  # case 10: no seconds: tolerated forever
+        (1, -2, True),  # case 12: 1s on a taint added at T-2s: evict
+        (60, -60, True),  # the trigger time is now: GetMinTolerationTimeWithCurrentTime is 0, evict
+    ],
+)
+def test_taint_manager_decision(seconds: int | None, added: int, want: bool | int) -> None:
+    from engine.failover.controllers import Failover, taint_eviction_due
+    from engine.inputs.facts import Cluster, Taint
+
+    toleration = {"key": "test-key", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": seconds}
+    taint = Taint("test-key", "", "NoExecute", T0 + dt.timedelta(seconds=added))
+    due = taint_eviction_due(Failover(tolerations=(toleration,)), Cluster("m1", taints=(taint,)), T0)
+    assert due == (T0 + dt.timedelta(seconds=want) if not isinstance(want, bool) else want)

@@ -214,7 +214,8 @@ def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool 
     if not triggers:
         return False
     earliest = min(triggers)
-    return True if earliest < now else earliest
+    # GetMinTolerationTimeWithCurrentTime: a trigger time not after now is 0, "evict now"
+    return True if earliest <= now else earliest
 
 
 def taint_manager(world: World) -> Iterator[tuple[str, str, bool]]:

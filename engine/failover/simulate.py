@@ -175,7 +175,7 @@ class Simulator:
             for name in binding.cluster_names:
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f and name in world.clusters else False
                 if isinstance(due, dt.datetime):
-                    times.append(due + dt.timedelta(seconds=1))
+                    times.append(due)  # the taint manager evicts at the trigger time itself
             for task in binding.eviction_tasks:
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
                     times.append(task.creation_timestamp + dt.timedelta(seconds=task_timeout(task) + 1))
