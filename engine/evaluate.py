@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
-from engine.inputs.facts import Facts
+from engine.errors import UsageError
+from engine.inputs.facts import Facts, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
 from engine.schedule.program import program
@@ -29,13 +30,30 @@ def scheduler_for(rules: RuleSet, facts: Facts) -> Scheduler:
     return scheduler
 
 
-def evaluate(rules: RuleSet, facts: Facts, now: dt.datetime | None = None, reschedule_all: bool = False) -> Result:
+def evaluation_time(now: object) -> dt.datetime | None:
+    """``now`` as an aware datetime: one already, or an RFC 3339 string; UsageError for anything else."""
+    if now is None or (isinstance(now, dt.datetime) and now.tzinfo is not None):
+        return now
+    if isinstance(now, dt.datetime):
+        raise UsageError("now: a datetime with a time zone (a naive one is ambiguous), e.g. 2026-12-02T10:00:00Z")
+    if isinstance(now, str):
+        try:
+            return parse_time(now)
+        except ValueError:
+            raise UsageError(f"now: {now!r} is not an RFC 3339 time such as 2026-12-02T10:00:00Z") from None
+    raise UsageError(f"now: expected an aware datetime or an RFC 3339 string, found {type(now).__name__}")
+
+
+def evaluate(
+    rules: RuleSet, facts: Facts, now: dt.datetime | str | None = None, reschedule_all: bool = False
+) -> Result:
     """Place every binding the rules' policies select, as Karmada's scheduler would: the bindings it
     would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
     placed anew, the others keep their clusters; ``reschedule_all`` places every one anew.
 
     With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
     evictions they make, with each binding's clusters afterwards and the labels injected there."""
+    now = evaluation_time(now)
     scheduler = scheduler_for(rules, facts)
     try:
         placements = scheduler.schedule_all(reschedule_all)

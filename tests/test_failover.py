@@ -174,3 +174,13 @@ def test_eval_now_runs_failover_on_the_scheduler_session(monkeypatch: pytest.Mon
     rules = load_rules([EXAMPLE / "policy.fr"])
     result = evaluate(rules, load_facts([EXAMPLE / "facts"]), T0 + dt.timedelta(hours=1))
     assert result.placements and len(opened) == 1
+
+
+def test_evaluate_takes_an_rfc3339_string_and_refuses_other_times() -> None:
+    from engine import FleetrulesError
+
+    rules, facts = load_rules([EXAMPLE / "policy.fr"]), load_facts([EXAMPLE / "facts"])
+    assert evaluate(rules, facts, "2026-12-02T10:00:00Z").now == T0
+    for bad in ("yesterday", dt.datetime(2026, 12, 2), 5):
+        with pytest.raises(FleetrulesError, match="now: "):
+            evaluate(rules, facts, bad)  # type: ignore[arg-type]
