@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import replace
 
+from engine.errors import UsageError
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
-from engine.errors import UsageError
 from engine.inputs.facts import Facts, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
 from engine.schedule.program import program
+from engine.schedule.reschedule import Trigger
 from engine.schedule.scheduler import Scheduler
 
 
@@ -63,6 +65,12 @@ def evaluate(
             simulator = Simulator(scheduler, now)
             simulator.step()
             evictions = simulator.evictions()
+            # each binding as it stands at ``now``: an evicted one where the scheduler placed it afterwards
+            after = simulator.after_failover
+            placements = tuple(
+                replace(after[p.binding], previous=p.previous, trigger=Trigger.FAILOVER) if p.binding in after else p
+                for p in placements
+            )
     finally:
         scheduler.close()
     return Result(placements, evictions, scheduler.unmatched, now, (*facts.warnings, *scheduler.warnings()))

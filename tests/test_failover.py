@@ -82,9 +82,15 @@ def test_eval_now_reports_the_eviction_and_the_injection(in_root: Path) -> None:
     facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=tuple(statuses)),))
     rules = load_rules([EXAMPLE / "policy.fr"])
     assert evaluate(rules, facts, T0 + dt.timedelta(seconds=120)).evictions == ()  # strictly more than 2m
-    (eviction,) = evaluate(rules, facts, T0 + dt.timedelta(seconds=121)).evictions
+    result = evaluate(rules, facts, T0 + dt.timedelta(seconds=121))
+    (eviction,) = result.evictions
     assert not eviction.failed and eviction.clusters == ("member2",)
     assert eviction.injected_labels["member2"]["karmada.io/failover-jobid"] == "5f1c2a9e"
+    # the placement is the state at --now: the evicted cluster gone, the binding where the scheduler put it
+    (placement,) = result.placements
+    assert placement.clusters == ("member2",) and placement.previous == ("member1",)
+    assert placement.trigger == "evicted by failover at the evaluation time"
+    assert [r.rule for r in placement.rejected["member1"]] == ["cluster-eviction"]
 
 
 def test_a_missing_jsonpath_key_is_an_error_in_the_output(tmp_path: Path, in_root: Path) -> None:
@@ -184,3 +190,21 @@ def test_evaluate_takes_an_rfc3339_string_and_refuses_other_times() -> None:
     for bad in ("yesterday", dt.datetime(2026, 12, 2), 5):
         with pytest.raises(FleetrulesError, match="now: "):
             evaluate(rules, facts, bad)  # type: ignore[arg-type]
+
+
+def test_eval_text_shows_the_evictions(tmp_path: Path, in_root: Path) -> None:
+    (tmp_path / "unhealthy.yaml").write_text(
+        "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
+        "metadata: {name: fraud-detector-flinkdeployment, namespace: streaming}\nspec:\n"
+        "  resource: {apiVersion: flink.apache.org/v1beta1, kind: FlinkDeployment, name: fraud-detector, "
+        "namespace: streaming}\n  clusters: [{name: member1, replicas: 1}]\nstatus:\n  aggregatedStatus:\n"
+        "  - {clusterName: member1, health: Unhealthy, healthSince: '2026-12-02T10:00:00Z', "
+        "status: {jobStatus: {jobId: j1, checkpointInfo: {lastCheckpoint: s3://c}}}}\n"
+    )
+    args = ["eval", str(EXAMPLE / "policy.fr"), "--facts", str(EXAMPLE / "facts" / "clusters.yaml")]
+    result = CliRunner().invoke(
+        main, [*args, "--facts", str(tmp_path / "unhealthy.yaml"), "--now", "2026-12-02T10:02:01Z"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "evictions at 2026-12-02T10:02:01Z:" in result.stdout
+    assert "@ member1: evicted (ApplicationFailure, purge Directly); now on member2" in result.stdout

@@ -27,7 +27,7 @@ from engine.failover.controllers import (
 )
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import Binding, ClusterStatus, Taint, TargetCluster
-from engine.results import Entry, EntryKind, Eviction
+from engine.results import Entry, EntryKind, Eviction, Placement
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
@@ -56,6 +56,7 @@ class Simulator:
                 if task.purge_mode != "Directly":
                     self.world.works[binding.key][task.from_cluster] = {}
         self.entries: list[Entry] = []
+        self.after_failover: dict[str, Placement] = {}  # an evicted binding → where the scheduler put it
 
     # ------------------------------------------------------------ events
     def apply(self, event: Event) -> None:
@@ -125,7 +126,9 @@ class Simulator:
         entries, evicted = fail_over(world, self._rule_evictions())
         self.entries += entries
         for key in sorted(evicted | {k for k, b in world.bindings.items() if not b.clusters}):
-            self._schedule(key)
+            placement = self._schedule(key)
+            if key in evicted:
+                self.after_failover[key] = placement
         for key in sorted(world.bindings):
             binding, dropped = graceful_eviction(world, world.bindings[key])
             if binding != world.bindings[key]:
@@ -148,7 +151,7 @@ class Simulator:
                 out.append(RuleEviction(keys[d.binding], d.cluster, rule.name, source, d.reason, d.message))
         return out
 
-    def _schedule(self, key: str) -> None:
+    def _schedule(self, key: str) -> Placement:
         binding = self.world.bindings[key]
         self.engine.update_binding(binding)
         placement = self.engine.decide(binding)
@@ -162,6 +165,7 @@ class Simulator:
             if placement.message:
                 detail["message"] = placement.message
             self.entries.append(Entry(self.world.now, kind, key, "", detail))
+        return placement
 
     def next_deadline(self) -> dt.datetime | None:
         """The next moment a controller acts without an event: a toleration or grace period ends."""

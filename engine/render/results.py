@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from engine.results import Explanation, Placement, Result
+from engine.inputs.facts import rfc3339
+from engine.results import Eviction, Explanation, Placement, Result
 from engine.schedule.reschedule import SETTLED
 
 
@@ -76,7 +77,23 @@ def to_text(result: Result) -> str:
         lines.append("")
     for key in result.unmatched:
         lines.append(f"{key}: no policy selects it")
+    if result.evictions:
+        lines.append(f"evictions at {rfc3339(result.now) if result.now else '?'}:")
+        lines += [f"  {eviction_line(e)}" for e in result.evictions]
     return "\n".join(lines).rstrip("\n") + "\n" if lines else "no bindings\n"
+
+
+def eviction_line(e: Eviction) -> str:
+    where = f"{e.binding} @ {e.cluster}"
+    if e.task is None:
+        return f"{where}: eviction failed: {e.error}" + (f"  [{e.source}]" if e.source else "")
+    task = e.task
+    out = f"{where}: evicted ({task.reason}, purge {task.purge_mode}"
+    out += f", grace {task.grace_period_seconds}s)" if task.grace_period_seconds is not None else ")"
+    out += f"; now on {', '.join(e.clusters) or '(none)'}"
+    for cluster, labels in e.injected_labels.items():
+        out += f"; labels on {cluster}: " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return out + (f"  [{e.rule} at {e.source}]" if e.rule else "")
 
 
 def explanation_lines(e: Explanation, indent: str = "  ") -> list[str]:

@@ -25,6 +25,7 @@ class Trigger(enum.StrEnum):
     RESCHEDULE = "reschedule triggered"
     DELETING = "a target cluster is being deleted"
     RULES = "rules of the rule set decide about it"
+    FAILOVER = "evicted by failover at the evaluation time"
     ALL = "every binding is rescheduled (--reschedule all)"
 
 
