@@ -115,6 +115,9 @@ class Eviction:
     source: str = ""  # FILE:LINE of that rule, or of the failover block whose state preservation failed
     clusters: tuple[str, ...] = ()  # the binding's clusters afterwards
     injected_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # cluster → labels
+    # why the member cluster would refuse the workload with those labels (fleetrules' finding; Karmada
+    # injects them unchecked)
+    label_problems: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -135,6 +138,8 @@ class Eviction:
         if self.task is not None:
             out["clusters"] = list(self.clusters)
             out["injectedLabels"] = {c: dict(labels) for c, labels in self.injected_labels.items()}
+        if self.label_problems:
+            out["labelProblems"] = list(self.label_problems)
         return out
 
 

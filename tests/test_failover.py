@@ -208,3 +208,19 @@ def test_eval_text_shows_the_evictions(tmp_path: Path, in_root: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "evictions at 2026-12-02T10:02:01Z:" in result.stdout
     assert "@ member1: evicted (ApplicationFailure, purge Directly); now on member2" in result.stdout
+
+
+def test_preserved_state_that_is_not_a_label_value_is_injected_and_flagged(in_root: Path) -> None:
+    """Karmada merges the preserved state into the new workload's labels unchecked (binding/common.go
+    injectReservedLabelState): a value with a newline is injected as Karmada would, and flagged, since the
+    member cluster's API server refuses such a label."""
+    facts = load_facts([EXAMPLE / "facts"])
+    status = {"jobStatus": {"jobId": "5f1c2a9e", "checkpointInfo": {"lastCheckpoint": "line one\nline two"}}}
+    from dataclasses import replace
+
+    binding = replace(facts.bindings[0], aggregated_status=(ClusterStatus("member1", "Unhealthy", status, T0),))
+    facts = replace(facts, bindings=(binding,))
+    (eviction,) = evaluate(load_rules([EXAMPLE / "policy.fr"]), facts, T0 + dt.timedelta(seconds=121)).evictions
+    assert not eviction.failed and eviction.injected_labels["member2"]["karmada.io/failover-flink-checkpoint"]
+    (problem,) = eviction.label_problems
+    assert "karmada.io/failover-flink-checkpoint='line one\\nline two' is not a valid label value" in problem

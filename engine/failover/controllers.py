@@ -19,6 +19,7 @@ from engine.compile.policies import tolerations
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
+from engine.kube.validation import label_value_problems
 from engine.results import Entry, EntryKind
 from engine.syntax import ast
 from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
@@ -109,6 +110,18 @@ def preserved_state(preservation: Preservation, status: ClusterStatus | None) ->
         except JsonPathError as exc:
             raise PreservationError(f"{alias} from {path}: {exc}") from None
     return out
+
+
+def label_problems(labels: Mapping[str, str]) -> tuple[str, ...]:
+    """Why a member cluster would refuse the injected labels: Karmada merges preserved state into the
+    workload's labels unchecked (binding/common.go injectReservedLabelState), and the API server of the
+    member cluster then rejects a value that is not a valid label value."""
+    out = []
+    for key, value in sorted(labels.items()):
+        for problem in label_value_problems(value)[:1]:
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            out.append(f"label {key}={shown!r} is not a valid label value: {problem}")
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- the world and its controllers

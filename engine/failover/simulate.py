@@ -22,6 +22,7 @@ from engine.failover.controllers import (
     fail_over,
     failover_of,
     graceful_eviction,
+    label_problems,
     taint_eviction_due,
     task_timeout,
 )
@@ -114,6 +115,7 @@ class Simulator:
                         source=str(e.detail.get("source", "")),
                         clusters=self.world.bindings[e.binding].cluster_names,
                         injected_labels={c: labels for c, labels in works.items() if labels},
+                        label_problems=tuple(p for labels in works.values() for p in label_problems(labels)),
                     )
                 )
             elif e.kind is EntryKind.EVICTION_FAILED:

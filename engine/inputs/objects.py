@@ -33,6 +33,7 @@ from engine.inputs.facts import (
 from engine.inputs.files import display_path, expand
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
+from engine.kube.validation import label_value_problems, qualified_name_problems
 
 FACT_SUFFIXES = (".yaml", ".yml", ".json")
 # Kinds without a namespace (the rest are taken to be namespaced)
@@ -248,6 +249,9 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
 def _eviction_task(r: _Reader, raw: Any, path: str) -> EvictionTask:
     t = r.mapping(raw, path)
     preserved = r.labels(t, "preservedLabelState", path)
+    for key, value in preserved.items():  # Karmada stores it unchecked; injected, the member cluster refuses it
+        for problem in [*qualified_name_problems(key), *label_value_problems(value)][:1]:
+            r.warn(f"{path}.preservedLabelState.{key}", f"not a valid label, a member cluster refuses it: {problem}")
     before = [c for c in r.sequence(t.get("clustersBeforeFailover"), f"{path}.clustersBeforeFailover")]
     return EvictionTask(
         from_cluster=r.string(t, "fromCluster", path, required=True),
@@ -256,7 +260,7 @@ def _eviction_task(r: _Reader, raw: Any, path: str) -> EvictionTask:
         message=r.string(t, "message", path),
         producer=r.string(t, "producer", path),
         replicas=r.integer(t, "replicas", path, minimum=0),
-        grace_period_seconds=r.integer(t, "gracePeriodSeconds", path),
+        grace_period_seconds=r.integer(t, "gracePeriodSeconds", path, minimum=0),
         suppress_deletion=r.boolean(t, "suppressDeletion", path),
         preserved_label_state=preserved,
         clusters_before_failover=tuple(str(c) for c in before),

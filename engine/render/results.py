@@ -93,6 +93,7 @@ def eviction_line(e: Eviction) -> str:
     out += f"; now on {', '.join(e.clusters) or '(none)'}"
     for cluster, labels in e.injected_labels.items():
         out += f"; labels on {cluster}: " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    out += "".join(f"; the member cluster refuses it: {p}" for p in e.label_problems)
     return out + (f"  [{e.rule} at {e.source}]" if e.rule else "")
 
 
