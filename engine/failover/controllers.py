@@ -249,6 +249,8 @@ def task_timeout(task: EvictionTask) -> int:
 
 def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[EvictionTask]]:
     """assessEvictionTasks (§4.2): stamp new tasks; drop those timed out or whose new clusters are healthy."""
+    if not binding.eviction_tasks:
+        return binding, []  # nothing to assess (most bindings, at every step)
     kept: list[EvictionTask] = []
     dropped: list[EvictionTask] = []
     healthy = all((s := world.health(binding, c)) is not None and s.health == "Healthy" for c in binding.cluster_names)

@@ -36,12 +36,13 @@ class Marks:
     """Where the containers of one file's documents stand: the container, and each key or index."""
 
     file: str
-    # container id → (its position, each entry's value position, each mapping key's own position)
-    _at: dict[int, tuple[Position, dict[Any, Position], dict[Any, Position]]] = field(default_factory=dict)
+    # container id → ((line, column) of it, each entry's (key line, key column, value line, value column)),
+    # 0-based as the parser counts; plain tuples, as a fleet's snapshot has a few hundred thousand
+    _at: dict[int, tuple[tuple[int, int], dict[Any, tuple[int, int, int, int]]]] = field(default_factory=dict)
     _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
 
-    def record(self, container: Any, where: Position, values: dict[Any, Position], keys: dict[Any, Position]) -> None:
-        self._at[id(container)] = (where, values, keys)
+    def record(self, container: Any, where: tuple[int, int], entries: dict[Any, tuple[int, int, int, int]]) -> None:
+        self._at[id(container)] = (where, entries)
         self._keep.append(container)
 
     def position(self, container: Any, key: Any = None, of_key: bool = False) -> Position | None:
@@ -50,10 +51,13 @@ class Marks:
         found = self._at.get(id(container))
         if found is None:
             return None
-        where, values, keys = found
-        if key is None or not isinstance(key, Hashable):
-            return where
-        return (keys if of_key and key in keys else values).get(key, where)
+        (line, column), entries = found
+        if key is None or not isinstance(key, Hashable) or key not in entries:
+            return Position(line + 1, column + 1)
+        key_line, key_column, value_line, value_column = entries[key]
+        if of_key and key_line >= 0:
+            return Position(key_line + 1, key_column + 1)
+        return Position(value_line + 1, value_column + 1)
 
     def span(self, container: Any, key: Any = None, of_key: bool = False) -> Span:
         where = self.position(container, key, of_key) or Position(1, 1)
@@ -92,8 +96,7 @@ class _Loader(_Base):  # type: ignore[misc]
         own = {id(k) for k, _ in node.value}
         self.flatten_mapping(node)  # merge keys (<<): merged entries come first, own keys override them
         mapping: dict[Any, Any] = {}
-        entries: dict[Any, Position] = {}
-        keys: dict[Any, Position] = {}
+        entries: dict[Any, tuple[int, int, int, int]] = {}
         first: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -108,18 +111,17 @@ class _Loader(_Base):  # type: ignore[misc]
                 )
             first[key] = key_node
             mapping[key] = self.construct_object(value_node, deep=True)
-            entries[key] = _position(value_node.start_mark)
-            keys[key] = _position(key_node.start_mark)
-        self.marks.record(mapping, _position(node.start_mark), entries, keys)
+            k, v = key_node.start_mark, value_node.start_mark
+            entries[key] = (k.line, k.column, v.line, v.column)
+        self.marks.record(mapping, (node.start_mark.line, node.start_mark.column), entries)
         self.depth -= 1
         return mapping
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> list[Any]:
         self._enter(node)
         items = [self.construct_object(child, deep=True) for child in node.value]
-        self.marks.record(
-            items, _position(node.start_mark), {i: _position(c.start_mark) for i, c in enumerate(node.value)}, {}
-        )
+        marks = {i: (-1, -1, c.start_mark.line, c.start_mark.column) for i, c in enumerate(node.value)}
+        self.marks.record(items, (node.start_mark.line, node.start_mark.column), marks)
         self.depth -= 1
         return items
 
