@@ -106,7 +106,7 @@ def test_a_missing_jsonpath_key_is_an_error_in_the_output(tmp_path: Path, in_roo
     assert "streaming/fraud-detector-flinkdeployment @ member1" in failed
     assert "karmada.io/failover-flink-checkpoint from {.jobStatus.checkpointInfo.lastCheckpoint}" in failed
     assert "lastCheckpoint is not found" in failed and "source=examples/flink-checkpoint/policy.fr:" in failed
-    assert "evicted" not in result.stdout  # no task was built
+    assert "  evicted " not in result.stdout  # no task was built
 
 
 def _binding(tasks: tuple[EvictionTask, ...], clusters: tuple[str, ...] = ("m2",), health: str = "Unknown") -> Binding:
@@ -224,3 +224,30 @@ def test_preserved_state_that_is_not_a_label_value_is_injected_and_flagged(in_ro
     assert not eviction.failed and eviction.injected_labels["member2"]["karmada.io/failover-flink-checkpoint"]
     (problem,) = eviction.label_problems
     assert "karmada.io/failover-flink-checkpoint='line one\\nline two' is not a valid label value" in problem
+
+
+def test_a_preservation_failure_on_one_cluster_stops_the_bindings_whole_pass() -> None:
+    """applicationfailover evictBinding builds every cluster's task before it updates the binding and
+    returns at the first error: with member1 and member2 Unhealthy and member2's status missing, neither
+    is evicted in that pass (it used to evict member1)."""
+    from engine.failover.controllers import Failover, Preservation, fail_over
+
+    status = {"jobStatus": {"jobId": "j"}}
+    statuses = (ClusterStatus("member1", "Unhealthy", status, T0), ClusterStatus("member2", "Unhealthy", None, T0))
+    targets = (TargetCluster("member1"), TargetCluster("member2"))
+    binding = Binding("ns", "b", "FlinkDeployment", clusters=targets, aggregated_status=statuses)
+    state = Preservation((("example.com/job", "{.jobStatus.jobId}"),), "p.fr:3")
+    failover = Failover(app=True, toleration_seconds=60, app_purge="Directly", grace_seconds=None, app_state=state)
+    world = World(
+        now=T0 + dt.timedelta(seconds=61),
+        clusters={},
+        bindings={binding.key: binding},
+        failover={binding.key: failover},
+    )
+    world.health_since.update({(binding.key, "member1"): T0, (binding.key, "member2"): T0})
+    entries, evicted = fail_over(world)
+    assert not evicted and world.bindings[binding.key] == binding
+    (failed,) = entries
+    assert (
+        failed.cluster == "member2" and "no cluster of this binding is evicted in this pass" in failed.detail["error"]
+    )

@@ -325,6 +325,22 @@ def _failed(world: World, key: str, cluster: str, error: str, source: str) -> En
     return Entry(world.now, EntryKind.EVICTION_FAILED, key, cluster, {"error": error, "source": source})
 
 
+def _preservation_blocked(world: World, app_triggers: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """binding → the cluster at which building its tasks failed. The application failover controller builds
+    every task of a binding before it updates it, and returns at the first error (applicationfailover
+    rb_application_failover_controller.go evictBinding): then no cluster of that binding is evicted."""
+    blocked: dict[str, str] = {}
+    for key, cluster in app_triggers:
+        binding = world.bindings.get(key)
+        if key in blocked or binding is None or cluster not in binding.cluster_names:
+            continue
+        try:
+            _task(world, binding, cluster, True)
+        except PreservationError:
+            blocked[key] = cluster
+    return blocked
+
+
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
     """Run the failover controllers (and rules' evictions) at ``world.now``; returns what happened
     and the bindings evicted."""
@@ -332,10 +348,21 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
     evicted: set[str] = set()
     triggers: list[tuple[str, str, bool | RuleEviction]] = [*application_failover(world), *taint_manager(world)]
     triggers += [(e.binding, e.cluster, e) for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))]
+    blocked = _preservation_blocked(world, [(k, c) for k, c, why in triggers if why is True])
     for key, cluster, why in triggers:
         binding = world.bindings.get(key)
         if binding is None or cluster not in binding.cluster_names:
             continue  # not a target (any more): the first eviction stands
+        if why is True and key in blocked:
+            if blocked[key] == cluster:  # the pass stopped at this cluster: say why, once
+                f = world.failover[key]
+                try:
+                    _task(world, binding, cluster, True)
+                except PreservationError as exc:
+                    source = f.app_state.source if f.app_state else ""
+                    message = f"state preservation failed: {exc}; no cluster of this binding is evicted in this pass"
+                    entries.append(_failed(world, key, cluster, message, source))
+            continue
         f = world.failover[key]
         state = f.cluster_state if why is False else f.app_state
         try:
