@@ -26,7 +26,7 @@ from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, di
 from engine.evaluate import evaluate
 from engine.evaluate import simulate as run_simulation
 from engine.inputs.events import load_events
-from engine.inputs.facts import Facts, parse_time, rfc3339
+from engine.inputs.facts import Facts, TimeOutOfRange, parse_time, rfc3339
 from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
 from engine.inputs.objects import load_facts
 from engine.inputs.rules import RuleSet
@@ -194,6 +194,8 @@ def _now(value: str | None) -> dt.datetime | None:
         return None
     try:
         return parse_time(value)
+    except TimeOutOfRange as exc:
+        raise UsageError(f"--now: {exc}") from None
     except ValueError:
         raise UsageError(f"--now: {value!r} is not an RFC 3339 time such as 2026-01-02T03:04:05Z") from None
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from engine.errors import UsageError
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
-from engine.inputs.facts import Facts, parse_time
+from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
 from engine.schedule.program import program
@@ -34,6 +34,8 @@ def scheduler_for(rules: RuleSet, facts: Facts) -> Scheduler:
 
 def evaluation_time(now: object) -> dt.datetime | None:
     """``now`` as an aware datetime: one already, or an RFC 3339 string; UsageError for anything else."""
+    if isinstance(now, dt.datetime) and now.tzinfo is not None and now.year > LAST_YEAR:
+        raise UsageError(f"now: past the year {LAST_YEAR}, beyond the times fleetrules computes with")
     if now is None or (isinstance(now, dt.datetime) and now.tzinfo is not None):
         return now
     if isinstance(now, dt.datetime):
@@ -41,6 +43,8 @@ def evaluation_time(now: object) -> dt.datetime | None:
     if isinstance(now, str):
         try:
             return parse_time(now)
+        except TimeOutOfRange as exc:
+            raise UsageError(f"now: {exc}") from None
         except ValueError:
             raise UsageError(f"now: {now!r} is not an RFC 3339 time such as 2026-12-02T10:00:00Z") from None
     raise UsageError(f"now: expected an aware datetime or an RFC 3339 string, found {type(now).__name__}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import Diagnostic, FactError, Span, error
-from engine.inputs.facts import parse_time
+from engine.inputs.facts import TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
 from engine.inputs.yaml import load_file
 from engine.syntax.parse import duration_seconds
@@ -63,11 +63,10 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
         raise FactError([error("expected a mapping with 'start' and a list 'events'", document.span())])
     try:
         start = parse_time(str(data.get("start", "")))
-    except ValueError:
+    except ValueError as exc:
         found = data.get("start")
-        raise FactError(
-            [error(f"start: expected an RFC 3339 time, found {found!r}", document.span(data, "start"))]
-        ) from None
+        why = str(exc) if isinstance(exc, TimeOutOfRange) else f"expected an RFC 3339 time, found {found!r}"
+        raise FactError([error(f"start: {why}", document.span(data, "start"))]) from None
     events: list[Event] = []
     out: list[Diagnostic] = []
     for index, raw in enumerate(data["events"]):

@@ -159,11 +159,21 @@ def binding_name(name: str, kind: str) -> str:
     return f"{name}-{kind.lower()}"
 
 
+# Times past this year are refused: durations of up to int32 seconds (68 years) are added to them.
+LAST_YEAR = 9800
+
+
+class TimeOutOfRange(ValueError):
+    """An RFC 3339 time past LAST_YEAR."""
+
+
 def parse_time(text: str) -> dt.datetime:
     """RFC 3339 (``2026-01-02T03:04:05Z``) → an aware datetime; raises ValueError."""
     value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     if value.tzinfo is None:
         raise ValueError(f"{text!r} has no time zone")
+    if value.year > LAST_YEAR:
+        raise TimeOutOfRange(f"{text!r} is past the year {LAST_YEAR}, beyond the times fleetrules computes with")
     return value
 
 

@@ -25,6 +25,7 @@ from engine.inputs.facts import (
     Facts,
     Taint,
     TargetCluster,
+    TimeOutOfRange,
     Workload,
     binding_name,
     claim_of,
@@ -164,6 +165,9 @@ class _Reader:
         if isinstance(value, str):
             try:
                 return parse_time(value)
+            except TimeOutOfRange as exc:
+                self.fail(_join(path, key), str(exc))
+                return None
             except ValueError:
                 pass
         self.fail(_join(path, key), f"expected an RFC 3339 time, found {value!r}")
