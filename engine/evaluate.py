@@ -34,12 +34,8 @@ def scheduler_for(rules: RuleSet, facts: Facts) -> Scheduler:
 
 def evaluation_time(now: object) -> dt.datetime | None:
     """``now`` as an aware datetime: one already, or an RFC 3339 string; UsageError for anything else."""
-    if isinstance(now, dt.datetime) and now.tzinfo is not None and now.year > LAST_YEAR:
-        raise UsageError(f"now: past the year {LAST_YEAR}, beyond the times fleetrules computes with")
-    if now is None or (isinstance(now, dt.datetime) and now.tzinfo is not None):
-        return now
-    if isinstance(now, dt.datetime):
-        raise UsageError("now: a datetime with a time zone (a naive one is ambiguous), e.g. 2026-12-02T10:00:00Z")
+    if now is None:
+        return None
     if isinstance(now, str):
         try:
             return parse_time(now)
@@ -47,7 +43,13 @@ def evaluation_time(now: object) -> dt.datetime | None:
             raise UsageError(f"now: {exc}") from None
         except ValueError:
             raise UsageError(f"now: {now!r} is not an RFC 3339 time such as 2026-12-02T10:00:00Z") from None
-    raise UsageError(f"now: expected an aware datetime or an RFC 3339 string, found {type(now).__name__}")
+    if not isinstance(now, dt.datetime):
+        raise UsageError(f"now: expected an aware datetime or an RFC 3339 string, found {type(now).__name__}")
+    if now.tzinfo is None:
+        raise UsageError("now: a datetime with a time zone (a naive one is ambiguous), e.g. 2026-12-02T10:00:00Z")
+    if now.year > LAST_YEAR:
+        raise UsageError(f"now: past the year {LAST_YEAR}, beyond the times fleetrules computes with")
+    return now
 
 
 def evaluate(

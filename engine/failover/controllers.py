@@ -325,19 +325,19 @@ def _failed(world: World, key: str, cluster: str, error: str, source: str) -> En
     return Entry(world.now, EntryKind.EVICTION_FAILED, key, cluster, {"error": error, "source": source})
 
 
-def _preservation_blocked(world: World, app_triggers: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """binding → the cluster at which building its tasks failed. The application failover controller builds
-    every task of a binding before it updates it, and returns at the first error (applicationfailover
+def _preservation_blocked(world: World, app_triggers: Sequence[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """binding → (the cluster at which building its tasks failed, why). The application failover controller
+    builds every task of a binding before it updates it, and returns at the first error (applicationfailover
     rb_application_failover_controller.go evictBinding): then no cluster of that binding is evicted."""
-    blocked: dict[str, str] = {}
+    blocked: dict[str, tuple[str, str]] = {}
     for key, cluster in app_triggers:
         binding = world.bindings.get(key)
         if key in blocked or binding is None or cluster not in binding.cluster_names:
             continue
         try:
             _task(world, binding, cluster, True)
-        except PreservationError:
-            blocked[key] = cluster
+        except PreservationError as exc:
+            blocked[key] = (cluster, str(exc))
     return blocked
 
 
@@ -353,17 +353,14 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         binding = world.bindings.get(key)
         if binding is None or cluster not in binding.cluster_names:
             continue  # not a target (any more): the first eviction stands
-        if why is True and key in blocked:
-            if blocked[key] == cluster:  # the pass stopped at this cluster: say why, once
-                f = world.failover[key]
-                try:
-                    _task(world, binding, cluster, True)
-                except PreservationError as exc:
-                    source = f.app_state.source if f.app_state else ""
-                    message = f"state preservation failed: {exc}; no cluster of this binding is evicted in this pass"
-                    entries.append(_failed(world, key, cluster, message, source))
-            continue
         f = world.failover[key]
+        if why is True and key in blocked:
+            at, error = blocked[key]
+            if at == cluster:  # the pass stopped at this cluster: say why, once
+                source = f.app_state.source if f.app_state else ""
+                message = f"state preservation failed: {error}; no cluster of this binding is evicted in this pass"
+                entries.append(_failed(world, key, cluster, message, source))
+            continue
         state = f.cluster_state if why is False else f.app_state
         try:
             task = (

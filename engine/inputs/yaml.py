@@ -74,10 +74,6 @@ class Document:
         return self.marks.span(self.value if container is None else container, key, of_key)
 
 
-def _position(mark: Any) -> Position:
-    return Position(mark.line + 1, mark.column + 1)
-
-
 class _Loader(_Base):  # type: ignore[misc]
     def __init__(self, stream: str, marks: Marks) -> None:
         super().__init__(stream)

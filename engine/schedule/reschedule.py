@@ -35,8 +35,6 @@ SETTLED = (
     "assigned, no reschedule triggered, no target cluster being deleted"
 )
 
-_COMPARED = (ast.ClusterAffinity, ast.Toleration, ast.Spread, ast.WorkloadTerm)
-
 
 def _parts(stmts: Sequence[ast.PolicyStmt]) -> dict[str, tuple[ast.PolicyStmt, ...]]:
     return {
@@ -64,18 +62,22 @@ def placement_changed(policy: ast.Policy, applied: str, observed_term: str) -> b
     stmts = placement_statements(raw)
     if stmts is None:
         return True
-    mine, theirs = _parts([s for s in policy.statements if isinstance(s, _COMPARED)]), _parts(stmts)
+    mine, theirs = _parts(policy.statements), _parts(stmts)
     if mine == theirs:
         return False
     if any(mine[k] != theirs[k] for k in ("affinity", "tolerations", "spread")):
         return True
     if not observed_term:  # clusterAffinitiesChanged: no observed term, any other difference counts
         return True
-    own = [t for t in mine["terms"] if isinstance(t, ast.ClusterAffinity) and t.name and t.name.value == observed_term]
-    was = [
-        t for t in theirs["terms"] if isinstance(t, ast.ClusterAffinity) and t.name and t.name.value == observed_term
-    ]
-    return not own or not was or own[0] != was[0]
+    own, was = _term(mine, observed_term), _term(theirs, observed_term)
+    return own is None or was is None or own != was
+
+
+def _term(parts: dict[str, tuple[ast.PolicyStmt, ...]], name: str) -> ast.PolicyStmt | None:
+    """The clusterAffinities term of that name, if there is one."""
+    return next(
+        (t for t in parts["terms"] if isinstance(t, ast.ClusterAffinity) and t.name and t.name.value == name), None
+    )
 
 
 def replicas_changed(binding: Binding) -> bool:

@@ -93,9 +93,7 @@ class Scheduler:
             self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, encoding.policy_scope(name))
         for binding in self.facts.bindings:
             self._load_binding(binding)
-        for binding in self.facts.bindings:
-            if binding.clusters and self._counts_as_peer(binding):
-                self._place(binding.key, binding.cluster_names)
+        self.reset()
 
     def _tasks(self, binding: Binding) -> None:
         ids = [
