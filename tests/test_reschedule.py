@@ -254,3 +254,24 @@ def test_a_peer_made_by_a_policy_not_evaluated_still_counts(tmp_path: Path) -> N
     assert result.unmatched == ("n/other-deployment",)
     b = result.placement("n/b-deployment")
     assert b.clusters == ("m2",) and [r.rule for r in b.rejected["m1"]] == ["workload-anti-affinity"]
+
+
+def test_the_command_line_reports_settled_bindings_and_reschedules_all(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    (tmp_path / "p.fr").write_text(GROUPED)
+    applied = json.dumps({"workloadAffinity": {"antiAffinity": {"groupByLabelKey": "app.example.com/group"}}})
+    settled = rb("a", ["m2"], applied=False)
+    settled["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": applied}
+    (tmp_path / "facts.json").write_text(
+        json.dumps({"kind": "List", "items": [cluster_obj("m1"), cluster_obj("m2"), settled, workload("a")]})
+    )
+    args = ["eval", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "facts.json")]
+    needed = CliRunner().invoke(main, args)
+    assert needed.exit_code == 0 and "  settled: kept on its clusters" in needed.stdout
+    everything = CliRunner().invoke(main, [*args, "--reschedule", "all", "-o", "json"])
+    assert everything.exit_code == 0 and '"scheduledBecause": "every binding is rescheduled' in everything.stdout
+    explained = CliRunner().invoke(main, ["explain", *args[1:], "--binding", "n/a-deployment", "--cluster", "m2"])
+    assert explained.exit_code == 0 and "the scheduler would not run it" in explained.stdout
