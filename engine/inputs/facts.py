@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from engine.errors import Diagnostic
@@ -21,6 +22,27 @@ class Taint:
     time_added: dt.datetime | None = None
 
 
+Resources = Mapping[str, Fraction]  # a corev1.ResourceList: resource name → exact quantity
+
+
+@dataclass(frozen=True)
+class ResourceSummary:
+    """A Cluster's status.resourceSummary: what the general replica estimator reads."""
+
+    allocatable: Resources = field(default_factory=dict)
+    allocated: Resources = field(default_factory=dict)
+    allocating: Resources = field(default_factory=dict)
+    allocatable_modelings: tuple[tuple[int, int], ...] = ()  # (grade, count)
+
+
+@dataclass(frozen=True)
+class ResourceModel:
+    """One spec.resourceModels item: a grade of node, by the minimum of each resource range."""
+
+    grade: int
+    minimums: Resources
+
+
 @dataclass(frozen=True)
 class Cluster:
     name: str
@@ -33,6 +55,8 @@ class Cluster:
     ready_since: dt.datetime | None = None
     deleting: bool = False
     source: str = "<python>"
+    resource_summary: ResourceSummary | None = None  # None: status.resourceSummary absent
+    resource_models: tuple[ResourceModel, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +96,10 @@ class Workload:
     status: Any = None
     source: str = "<python>"
     annotations: Mapping[str, str] = field(default_factory=dict)
+    # what Karmada's resource interpreter reads of it (pkg/resourceinterpreter/default/native/replica.go)
+    replicas: int = 0
+    requirements: Resources | None = None  # the pod template's effective requests; None: none
+    uid: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,6 +162,9 @@ class Binding:
     reschedule_triggered_at: dt.datetime | None = None
     last_scheduled_time: dt.datetime | None = None
     cluster_scoped: bool = False  # a ClusterResourceBinding
+    # spec.replicaRequirements.resourceRequest (None: no replicaRequirements) and spec.resource.uid
+    requirements: Resources | None = None
+    uid: str = ""
 
     @property
     def key(self) -> str:

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from engine.inputs.facts import (
     ClusterStatus,
     EvictionTask,
     Facts,
+    ResourceModel,
+    ResourceSummary,
     Taint,
     TargetCluster,
     TimeOutOfRange,
@@ -34,6 +37,8 @@ from engine.inputs.facts import (
 from engine.inputs.files import display_path, expand
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
+from engine.kube.quantity import parse_quantity
+from engine.kube.resources import effective_requests
 from engine.kube.validation import label_value_problems, qualified_name_problems
 
 FACT_SUFFIXES = (".yaml", ".yml", ".json")
@@ -183,6 +188,19 @@ class _Reader:
                 out[k] = v
         return out
 
+    def resources(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, Fraction]:
+        """A corev1.ResourceList: resource name → quantity (``500m``, ``4Gi``, ``2``)."""
+        raw = self.mapping(obj.get(key), _join(path, key))
+        quantities = {str(name): self.quantity(raw, name, _join(path, key)) for name in raw}
+        return {name: q for name, q in quantities.items() if q is not None}
+
+    def quantity(self, obj: Mapping[str, Any], key: str, path: str) -> Fraction | None:
+        try:
+            return parse_quantity(obj.get(key))
+        except ValueError as exc:
+            self.fail(_join(path, key), str(exc))
+            return None
+
     def known(self, obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
         for key in obj:
             if key not in allowed:
@@ -237,6 +255,8 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
             if ready not in ("True", "False", "Unknown"):
                 r.fail(f"status.conditions[{i}].status", f"expected True, False or Unknown, found {ready!r}")
     return Cluster(
+        resource_summary=_resource_summary(r, status),
+        resource_models=_resource_models(r, spec),
         name=r.string(meta, "name", "metadata", required=True),
         labels=r.labels(meta, "labels", "metadata"),
         provider=r.string(spec, "provider", "spec"),
@@ -248,6 +268,42 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         deleting=meta.get("deletionTimestamp") is not None,
         source=source,
     )
+
+
+def _resource_summary(r: _Reader, status: Mapping[str, Any]) -> ResourceSummary | None:
+    if status.get("resourceSummary") is None:
+        return None
+    path = "status.resourceSummary"
+    summary = r.mapping(status["resourceSummary"], path)
+    r.known(summary, {"allocatable", "allocated", "allocating", "allocatableModelings"}, path)
+    modelings = []
+    for i, raw in enumerate(r.sequence(summary.get("allocatableModelings"), f"{path}.allocatableModelings")):
+        item = r.mapping(raw, f"{path}.allocatableModelings[{i}]")
+        grade = r.integer(item, "grade", f"{path}.allocatableModelings[{i}]", minimum=0)
+        count = r.integer(item, "count", f"{path}.allocatableModelings[{i}]", minimum=0)
+        modelings.append((grade or 0, count or 0))
+    return ResourceSummary(
+        allocatable=r.resources(summary, "allocatable", path),
+        allocated=r.resources(summary, "allocated", path),
+        allocating=r.resources(summary, "allocating", path),
+        allocatable_modelings=tuple(modelings),
+    )
+
+
+def _resource_models(r: _Reader, spec: Mapping[str, Any]) -> tuple[ResourceModel, ...]:
+    models = []
+    for i, raw in enumerate(r.sequence(spec.get("resourceModels"), "spec.resourceModels")):
+        path = f"spec.resourceModels[{i}]"
+        model = r.mapping(raw, path)
+        minimums: dict[str, Fraction] = {}
+        for j, item in enumerate(r.sequence(model.get("ranges"), f"{path}.ranges")):
+            rng = r.mapping(item, f"{path}.ranges[{j}]")
+            name = r.string(rng, "name", f"{path}.ranges[{j}]", required=True)
+            low = r.quantity(rng, "min", f"{path}.ranges[{j}]")
+            if low is not None:
+                minimums[name] = low
+        models.append(ResourceModel(r.integer(model, "grade", path, minimum=0) or 0, minimums))
+    return tuple(models)
 
 
 def _eviction_task(r: _Reader, raw: Any, path: str) -> EvictionTask:
@@ -315,7 +371,13 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
     labels, annotations = r.labels(meta, "labels", "metadata"), r.labels(meta, "annotations", "metadata")
     placement = r.mapping(spec.get("placement"), "spec.placement")
     scheduling = r.mapping(placement.get("replicaScheduling"), "spec.placement.replicaScheduling")
+    requirements = None
+    if spec.get("replicaRequirements") is not None:
+        raw = r.mapping(spec["replicaRequirements"], "spec.replicaRequirements")
+        requirements = r.resources(raw, "resourceRequest", "spec.replicaRequirements")
     return Binding(
+        requirements=requirements,
+        uid=r.string(resource, "uid", "spec.resource"),
         namespace=namespace,
         name=r.string(meta, "name", "metadata", required=True),
         kind=r.string(resource, "kind", "spec.resource", required=True),
@@ -342,8 +404,65 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
     )
 
 
+# The kinds Karmada's default resource interpreter reads replicas of (replica.go); the API server's
+# defaults apply to what is absent (replicas 1; a Job's parallelism 1).
+_REPLICA_KINDS = {
+    ("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet"), ("batch/v1", "Job"),
+    ("v1", "Pod"),
+}  # fmt: skip
+
+
+def _containers(
+    r: _Reader, pod: Mapping[str, Any], key: str, path: str
+) -> list[tuple[dict[str, Fraction], dict[str, Fraction]]]:
+    out = []
+    for i, raw in enumerate(r.sequence(pod.get(key), f"{path}.{key}")):
+        where = f"{path}.{key}[{i}].resources"
+        res = r.mapping(r.mapping(raw, f"{path}.{key}[{i}]").get("resources"), where)
+        out.append((r.resources(res, "requests", where), r.resources(res, "limits", where)))
+    return out
+
+
+def _replicas(r: _Reader, obj: Mapping[str, Any]) -> tuple[int, dict[str, Fraction] | None]:
+    """(replicas, replicaRequirements.resourceRequest) as the default interpreter reads a workload:
+    GetReplicas and GenerateReplicaRequirements (pkg/util/helper/binding.go)."""
+    api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
+    if (api_version, kind) not in _REPLICA_KINDS:
+        return 0, None
+    spec = r.mapping(obj.get("spec"), "spec")
+    if kind == "Pod":
+        pod, path, replicas = spec, "spec", 1
+    else:
+        template = r.mapping(spec.get("template"), "spec.template")
+        pod, path = r.mapping(template.get("spec"), "spec.template.spec"), "spec.template.spec"
+        if kind == "Job":
+            parallelism = r.integer(spec, "parallelism", "spec", minimum=0)
+            replicas = 1 if parallelism is None else parallelism
+            completions = r.integer(spec, "completions", "spec", minimum=0)
+            replicas = min(replicas, completions) if completions is not None else replicas
+        else:
+            declared = r.integer(spec, "replicas", "spec", minimum=0)
+            replicas = 1 if declared is None else declared
+    requests = effective_requests(
+        _containers(r, pod, "containers", path),
+        _containers(r, pod, "initContainers", path),
+        r.resources(pod, "overhead", path),
+    )
+    affinity = r.mapping(r.mapping(pod.get("affinity"), f"{path}.affinity").get("nodeAffinity"), path)
+    claim = (
+        pod.get("nodeSelector") is not None
+        or bool(pod.get("tolerations"))
+        or affinity.get("requiredDuringSchedulingIgnoredDuringExecution") is not None
+    )
+    return replicas, requests if requests or claim else None
+
+
 def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str) -> Workload:
+    replicas, requirements = _replicas(r, obj)
     return Workload(
+        replicas=replicas,
+        requirements=requirements,
+        uid=r.string(meta, "uid", "metadata"),
         api_version=r.string(obj, "apiVersion", "", required=True),
         kind=r.string(obj, "kind", "", required=True),
         namespace=r.string(meta, "namespace", "metadata") or "default",
@@ -452,6 +571,9 @@ class FactSet:
                 kind=kind,
                 api_version=workload.api_version,
                 resource_name=name,
+                replicas=workload.replicas,
+                requirements=workload.requirements,
+                uid=workload.uid,
                 labels=workload.labels,
                 source=workload.source,
                 claim=claim_of(workload.labels, workload.annotations),
@@ -472,7 +594,9 @@ def _with_labels(binding: Binding, workload: Workload) -> Binding:
     """The binding with its resource template's labels, and the template's claim (the detector reads it there)."""
     claim = claim_of(workload.labels, workload.annotations) or binding.claim
     api_version = binding.api_version or workload.api_version
-    return replace(binding, labels=workload.labels, api_version=api_version, claim=claim)
+    return replace(
+        binding, labels=workload.labels, api_version=api_version, claim=claim, uid=binding.uid or workload.uid
+    )
 
 
 def fact_files(paths: Sequence[str | Path]) -> list[Path]:
