@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.inputs.facts import Claim
+from engine.schedule.matching import selector_matches
 from engine.syntax import ast
 
 
@@ -29,23 +30,6 @@ class Implicit(enum.IntEnum):
     MATCH_ALL = 1
     MATCH_LABEL_SELECTOR = 2
     MATCH_NAME = 3
-
-
-def _selector_matches(selector: ast.Selector, labels: Mapping[str, str]) -> bool:
-    for req in selector.requirements:
-        key, values = req.key.value, {v.value for v in req.values}
-        present = key in labels
-        ok = {
-            ast.Op.EQUALS: present and labels.get(key) in values,
-            ast.Op.IN: present and labels.get(key) in values,
-            ast.Op.NOT_EQUALS: not present or labels.get(key) not in values,
-            ast.Op.NOT_IN: not present or labels.get(key) not in values,
-            ast.Op.EXISTS: present,
-            ast.Op.DOES_NOT_EXIST: not present,
-        }[req.op]
-        if not ok:
-            return False
-    return True
 
 
 def _select_priority(select: ast.Select, kind: str, namespace: str, name: str, labels: Mapping[str, str]) -> Implicit:
@@ -59,7 +43,7 @@ def _select_priority(select: ast.Select, kind: str, namespace: str, name: str, l
         return Implicit.MATCH_NAME if name in names else Implicit.MISMATCH
     if not select.label_selectors:
         return Implicit.MATCH_ALL
-    if all(_selector_matches(s, labels) for s in select.label_selectors):
+    if all(selector_matches(s, labels) for s in select.label_selectors):
         return Implicit.MATCH_LABEL_SELECTOR
     return Implicit.MISMATCH
 

@@ -1,0 +1,266 @@
+"""Replicas: how many a cluster can take, and how many each selected cluster gets.
+
+- ``estimate``: the general replica estimator (karmada pkg/estimator/client/general.go), from a
+  Cluster's status.resourceSummary and resource models against the binding's resource request.
+  The scheduler-estimator service (per-node accounting in member clusters) is not modelled.
+- ``webster``: the Sainte-Laguë apportionment with Karmada's tie-breaking (pkg/util/helper/webstermethod.go,
+  binding.go tieBreakerByUID).
+- ``assign``: the assign stage (pkg/scheduler/core/assignment.go, division_algorithm.go, common.go):
+  Duplicated, StaticWeight, and Aggregated / DynamicWeight with Karmada's Steady and Fresh modes.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from engine.inputs.facts import Cluster, Resources, TargetCluster
+from engine.kube.quantity import milli_value, value
+from engine.kube.resources import CPU, PODS, to_units, units
+
+MAX_INT32 = 2**31 - 1
+PODS_PER_MODEL_NODE = 110  # maxPodsCountPerNode: the pods a resource-model node holds
+
+
+class Strategy(enum.StrEnum):
+    """The assign strategy (newAssignState)."""
+
+    DUPLICATED = "Duplicated"
+    AGGREGATED = "Aggregated"
+    STATIC_WEIGHT = "StaticWeight"
+    DYNAMIC_WEIGHT = "DynamicWeight"
+
+
+class Unschedulable(Exception):
+    """framework.UnschedulableError: not enough replicas; Karmada keeps the binding's clusters and retries."""
+
+
+# ---------------------------------------------------------------- the general estimator
+
+
+def _allowed_pods(summary_allocatable: Resources, allocated: Resources, allocating: Resources) -> int:
+    """getAllowedPodNumber: allocatable - allocated - allocating pods, at least 0."""
+    zero = Fraction(0)
+    pods = (
+        units(PODS, summary_allocatable.get(PODS, zero))
+        - units(PODS, allocated.get(PODS, zero))
+        - units(PODS, allocating.get(PODS, zero))
+    )
+    return max(pods, 0)
+
+
+def _by_summary(cluster: Cluster, request: Resources) -> int:
+    """getMaximumReplicasBasedOnClusterSummary: the fewest replicas any requested resource leaves room for."""
+    summary = cluster.resource_summary
+    assert summary is not None
+    most = 2**63 - 1
+    for name, quantity in request.items():
+        if value(quantity) <= 0:
+            continue
+        if name not in summary.allocatable:
+            return 0
+        left = summary.allocatable[name] - summary.allocated.get(name, Fraction(0))
+        left -= summary.allocating.get(name, Fraction(0))
+        if value(left) <= 0:
+            return 0
+        if name == CPU:
+            most = min(most, milli_value(left) // milli_value(quantity))
+        else:
+            most = min(most, value(left) // value(quantity))
+    return most
+
+
+def _by_models(cluster: Cluster, request: Resources) -> int | None:
+    """getMaximumReplicasBasedOnResourceModels: one replica at a time, first fit onto nodes built from
+    each grade's minimums (110 pods each), grades ascending; None when the models cannot be used."""
+    summary = cluster.resource_summary
+    if summary is None or not cluster.resource_models:
+        return None
+    templates = {m.grade: {**to_units(m.minimums), PODS: PODS_PER_MODEL_NODE} for m in cluster.resource_models}
+    counts: dict[int, int] = {}
+    for grade, count in summary.allocatable_modelings:
+        counts[grade] = counts.get(grade, 0) + count
+    need = {name: amount for name, amount in to_units(request).items() if amount > 0 and name != PODS}
+    total = 0
+    for grade in sorted(templates):
+        node = templates[grade]
+        fits = min([node.get(PODS, 0), *(node.get(name, 0) // amount for name, amount in need.items())])
+        total += max(fits, 0) * counts.get(grade, 0)
+    return min(total, MAX_INT32)
+
+
+def estimate(cluster: Cluster, request: Resources | None) -> int:
+    """GeneralEstimator.maxAvailableReplicas: the replicas the cluster can still take; 0 without a
+    resourceSummary. ``request`` is replicaRequirements.resourceRequest (None: no replicaRequirements)."""
+    summary = cluster.resource_summary
+    if summary is None:
+        return 0
+    most = _allowed_pods(summary.allocatable, summary.allocated, summary.allocating)
+    if most <= 0:
+        return 0
+    if request is None:
+        return min(most, MAX_INT32)
+    if summary.allocatable_modelings:
+        by_models = _by_models(cluster, request)
+        if by_models is not None:
+            return min(most, by_models, MAX_INT32)
+    return min(most, _by_summary(cluster, request), MAX_INT32)
+
+
+def available_replicas(
+    clusters: Sequence[Cluster], replicas: int, request: Resources | None, workload: bool
+) -> dict[str, int]:
+    """calAvailableReplicas: each cluster's estimate; a non-workload gets MaxInt32 everywhere, and
+    an estimate of MaxInt32 is replaced by the binding's replicas."""
+    out: dict[str, int] = {}
+    for cluster in clusters:
+        n = estimate(cluster, request) if workload else MAX_INT32
+        out[cluster.name] = replicas if n == MAX_INT32 else n
+    return out
+
+
+# ---------------------------------------------------------------- Webster
+
+
+def _fnv32a(text: str) -> int:
+    h = 0x811C9DC5
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def names_descending(uid: str) -> bool:
+    """tieBreakerByUID: names break ties in descending order when fnv32a(uid) is odd."""
+    return bool(uid) and _fnv32a(uid) & 1 == 1
+
+
+def webster(seats: int, votes: Mapping[str, int], initial: Mapping[str, int], uid: str = "") -> dict[str, int]:
+    """AllocateWebsterSeats: ``seats`` new seats one at a time to the party with the largest
+    votes / (2·seats + 1); ties to fewer seats, then by name (ascending, or descending by the uid).
+    Every party is in the result (zero seats too), sorted by name."""
+    parties = {name: (0, n) for name, n in initial.items()}
+    for name, v in votes.items():
+        parties[name] = (v, parties.get(name, (0, 0))[1])
+    if not parties:
+        return {}
+    descending = names_descending(uid)
+    rank = {name: (-i if descending else i) for i, name in enumerate(sorted(parties))}
+
+    def key(name: str, v: int, n: int) -> tuple[float, int, int]:
+        return (-(float(v) / float(2 * n + 1)), n, rank[name])
+
+    heap = [(key(name, v, n), name) for name, (v, n) in parties.items()]
+    heapq.heapify(heap)
+    seats_of = {name: n for name, (_, n) in parties.items()}
+    for _ in range(seats):
+        _, name = heapq.heappop(heap)
+        seats_of[name] += 1
+        heapq.heappush(heap, (key(name, parties[name][0], seats_of[name]), name))
+    return dict(sorted(seats_of.items()))
+
+
+# ---------------------------------------------------------------- assignment
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """spreadconstraint.ClusterDetailInfo: a selected cluster with what the assign stage reads."""
+
+    cluster: Cluster
+    score: int
+    available: int  # allocatable + replicas the binding has there already
+    allocatable: int
+    overflow: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the assign stage reads of the binding."""
+
+    replicas: int
+    workload: bool  # replicas > 0 or replicaRequirements set
+    previous: tuple[TargetCluster, ...]
+    uid: str = ""
+    fresh: bool = False  # a manual reschedule: Fresh assignment mode
+
+
+Weights = Callable[[Cluster], int] | None  # a static weight list; None: no weightPreference (all 1)
+
+
+def _by_replicas(targets: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """sort.Sort(TargetClustersList): replicas descending. Go's sort is an insertion sort below 13
+    items, so stable there; a stable sort is used for any size (see docs/replicas.md)."""
+    return sorted(targets, key=lambda t: -t[1])
+
+
+def _divide(
+    strategy: Strategy, target: int, available: list[tuple[str, int]], scheduled: list[tuple[str, int]], uid: str
+) -> dict[str, int]:
+    """dynamicDivideReplicas."""
+    total = sum(n for _, n in available)
+    if total < target:
+        raise Unschedulable(f"Clusters available replicas {total} are not enough to schedule.")
+    if strategy is Strategy.AGGREGATED:
+        prior = {name for name, n in scheduled if n > 0}
+        if prior:
+            available = [t for t in available if t[0] in prior] + [t for t in available if t[0] not in prior]
+        running = 0
+        for i, (_, n) in enumerate(available):
+            running += n
+            if running >= target:
+                available = available[: i + 1]
+                break
+    result = webster(target, dict(available), {}, uid)
+    for name, n in scheduled:  # MergeTargetClusters
+        result[name] = result.get(name, 0) + n
+    return result
+
+
+def _dynamic(strategy: Strategy, candidates: Sequence[Candidate], request: Request) -> dict[str, int]:
+    """assignByDynamicStrategy."""
+    names = {c.name for c in candidates}
+    scheduled = [(t.name, t.replicas) for t in request.previous if t.name in names]
+    assigned = sum(n for _, n in scheduled)
+    if request.fresh:
+        before = dict(scheduled)
+        available = _by_replicas([(c.name, c.allocatable + before.get(c.name, 0)) for c in candidates])
+        return _divide(strategy, request.replicas, available, [], request.uid)
+    if assigned > request.replicas:
+        return _divide(strategy, request.replicas, _by_replicas(scheduled), [], request.uid)
+    if assigned < request.replicas:
+        available = _by_replicas([(c.name, c.allocatable) for c in candidates])
+        return _divide(strategy, request.replicas - assigned, available, scheduled, request.uid)
+    return dict(scheduled)
+
+
+def _static(candidates: Sequence[Candidate], weights: Weights, request: Request) -> dict[str, int]:
+    """assignByStaticWeightStrategy: Webster over the static weights, from nothing; a cluster no weight
+    entry matches is left out; when no cluster has a weight, every one has weight 1."""
+    votes = {c.name: weights(c.cluster) for c in candidates} if weights is not None else {}
+    votes = {name: w for name, w in votes.items() if w > 0}
+    if not votes:
+        votes = {c.name: 1 for c in candidates}
+    return webster(request.replicas, votes, {}, request.uid)
+
+
+def assign(
+    strategy: Strategy, candidates: Sequence[Candidate], request: Request, weights: Weights = None
+) -> dict[str, int]:
+    """AssignReplicas: cluster → replicas, clusters with none dropped; a non-workload goes to every
+    selected cluster with no replica count (0). Raises Unschedulable."""
+    if not request.workload:
+        return {c.name: 0 for c in candidates}
+    if strategy is Strategy.DUPLICATED:
+        result = {c.name: request.replicas for c in candidates}
+    elif strategy is Strategy.STATIC_WEIGHT:
+        result = _static(candidates, weights, request)
+    else:
+        result = _dynamic(strategy, candidates, request)
+    return {name: n for name, n in sorted(result.items()) if n > 0}

@@ -1,0 +1,208 @@
+"""Replica estimation, Webster and the assign stage against Karmada's own unit tests
+(pkg/util/helper/webstermethod_test.go, pkg/scheduler/core/assignment_test.go,
+pkg/estimator/client/general_test.go); each case cites its Go test."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from engine.inputs.facts import Cluster, ResourceModel, ResourceSummary, TargetCluster
+from engine.kube.quantity import parse_quantity
+from engine.schedule.replicas import (
+    Candidate,
+    Request,
+    Strategy,
+    Unschedulable,
+    assign,
+    estimate,
+    names_descending,
+    webster,
+)
+
+CLASSIC = {"PartyA": 100000, "PartyB": 80000, "PartyC": 30000, "PartyD": 20000}
+
+
+# webstermethod_test.go TestAllocateWebsterSeats: the Wikipedia example, round by round
+@pytest.mark.parametrize(
+    ("seats", "expected"),
+    [
+        (1, (1, 0, 0, 0)),
+        (2, (1, 1, 0, 0)),
+        (3, (2, 1, 0, 0)),
+        (4, (2, 1, 1, 0)),
+        (5, (2, 2, 1, 0)),
+        (6, (2, 2, 1, 1)),
+        (7, (3, 2, 1, 1)),
+        (8, (3, 3, 1, 1)),
+    ],
+)
+def test_webster_classic_rounds(seats: int, expected: tuple[int, ...]) -> None:
+    assert tuple(webster(seats, CLASSIC, {}).values()) == expected
+
+
+def test_webster_edges() -> None:
+    # TestAllocateWebsterSeats: empty votes → nothing; no seats → every party at 0
+    assert webster(1, {}, {}) == {}
+    assert webster(0, {"PartyA": 100, "PartyB": 200}, {}) == {"PartyA": 0, "PartyB": 0}
+    # ties: fewer seats first, then the name
+    assert webster(1, {"PartyA": 3, "PartyB": 1}, {"PartyA": 1, "PartyB": 0}) == {"PartyA": 1, "PartyB": 1}
+    assert webster(1, {"PartyA": 1, "PartyB": 1}, {}) == {"PartyA": 1, "PartyB": 0}
+    # ExampleAllocateWebsterSeats
+    assert webster(4, {"Alpha": 5, "Beta": 3, "Gamma": 2}, {}) == {"Alpha": 2, "Beta": 1, "Gamma": 1}
+
+
+def test_tie_breaker_by_uid() -> None:
+    # karmada-reference.md §5.6: fnv32a of the test UIDs, even → names ascending, odd → descending
+    assert not names_descending("4858ca61-3ff8-4095-8267-f3d059d8074c")
+    assert names_descending("d43fdeeb-d750-4e2b-bee3-64eb94534f4c")
+    assert not names_descending("")
+    assert webster(1, {"a": 1, "b": 1}, {}, "d43fdeeb-d750-4e2b-bee3-64eb94534f4c") == {"a": 0, "b": 1}
+    assert webster(1, {"a": 1, "b": 1}, {}, "4858ca61-3ff8-4095-8267-f3d059d8074c") == {"a": 1, "b": 0}
+
+
+def _candidates(allocatable: dict[str, int], previous: dict[str, int] | None = None) -> list[Candidate]:
+    previous = previous or {}
+    return [Candidate(Cluster(name), 0, n + previous.get(name, 0), n) for name, n in allocatable.items()]
+
+
+def _request(replicas: int, previous: dict[str, int] | None = None, fresh: bool = False) -> Request:
+    targets = tuple(TargetCluster(name, n) for name, n in (previous or {}).items())
+    return Request(replicas, True, targets, fresh=fresh)
+
+
+def _weights(table: list[tuple[str, int]]):  # type: ignore[no-untyped-def]
+    return lambda cluster: max([w for name, w in table if name == cluster.name], default=0)
+
+
+THREE = {"m1": 0, "m2": 0, "m3": 0}
+
+
+# assignment_test.go Test_assignByStaticWeightStrategy
+@pytest.mark.parametrize(
+    ("replicas", "weights", "expected"),
+    [
+        (12, [("m1", 3), ("m2", 2), ("m3", 1)], {"m1": 6, "m2": 4, "m3": 2}),
+        (12, None, {"m1": 4, "m2": 4, "m3": 4}),
+        (13, [("m1", 3), ("m2", 2), ("m3", 1)], {"m1": 7, "m2": 4, "m3": 2}),
+        (14, [("m1", 3), ("m2", 2), ("m3", 1)], {"m1": 7, "m2": 5, "m3": 2}),
+        (2, [("m1", 1)], {"m1": 2}),
+        (3, [("m1", 1), ("m2", 1), ("m1", 2)], {"m1": 2, "m2": 1}),
+    ],
+)
+def test_static_weight(replicas: int, weights: list[tuple[str, int]] | None, expected: dict[str, int]) -> None:
+    clusters = _candidates(THREE if weights is None or len({n for n, _ in weights}) > 2 else {"m1": 0, "m2": 0})
+    table = _weights(weights) if weights is not None else None
+    assert assign(Strategy.STATIC_WEIGHT, clusters, _request(replicas), table) == expected
+
+
+def test_static_weight_zero_replicas_is_not_a_workload() -> None:
+    # Test_assignByStaticWeightStrategy "replicas 0": every cluster at 0, which AssignReplicas only
+    # reaches for a non-workload (replicas 0 and no replicaRequirements)
+    clusters = _candidates({"m1": 0, "m2": 0})
+    assert assign(Strategy.STATIC_WEIGHT, clusters, Request(0, False, ())) == {"m1": 0, "m2": 0}
+
+
+PREV = {"m1": 2, "m2": 4, "m3": 6}
+
+
+# assignment_test.go Test_dynamicScale (Steady mode)
+@pytest.mark.parametrize(
+    ("strategy", "allocatable", "previous", "replicas", "expected"),
+    [
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 1, "m2": 1, "m3": 1}, PREV, 6, {"m1": 1, "m2": 2, "m3": 3}),
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 10, "m2": 10, "m3": 10}, PREV, 24, {"m1": 6, "m2": 8, "m3": 10}),
+        (Strategy.AGGREGATED, {"m1": 1, "m2": 1, "m3": 1}, {"m1": 4, "m2": 8}, 6, {"m2": 6}),
+        (Strategy.AGGREGATED, {"m1": 100, "m2": 100}, {"m1": 4, "m2": 8}, 8, {"m2": 8}),
+        (Strategy.AGGREGATED, {"m1": 4, "m2": 6, "m3": 8}, {"m1": 4, "m2": 8}, 24, {"m1": 7, "m2": 12, "m3": 5}),
+        (Strategy.AGGREGATED, {"m1": 6, "m2": 6, "m3": 20}, {"m1": 4, "m2": 8}, 24, {"m1": 10, "m2": 14}),
+        (Strategy.AGGREGATED, {"m1": 4, "m3": 8, "m4": 12}, {"m1": 4, "m2": 8}, 24, {"m1": 7, "m3": 7, "m4": 10}),
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 3, "m2": 3}, {"m1": 6, "m3": 6}, 12, {"m1": 9, "m2": 3}),
+    ],
+)
+def test_dynamic_scale(
+    strategy: Strategy, allocatable: dict[str, int], previous: dict[str, int], replicas: int, expected: dict[str, int]
+) -> None:
+    clusters = _candidates(allocatable, previous)
+    assert assign(strategy, clusters, _request(replicas, previous)) == expected
+
+
+# assignment_test.go Test_dynamicScale / Test_dynamicScaleUp: not enough available replicas
+@pytest.mark.parametrize(
+    ("strategy", "allocatable", "previous", "replicas", "available"),
+    [
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 1, "m2": 1, "m3": 1}, PREV, 24, 3),
+        (Strategy.AGGREGATED, {"m1": 1, "m2": 1, "m3": 1}, {"m1": 4, "m2": 8}, 24, 3),
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 3, "m2": 3, "m3": 3}, {}, 12, 9),
+        (Strategy.AGGREGATED, {"m1": 3, "m2": 3, "m3": 3}, {}, 12, 9),
+    ],
+)
+def test_not_enough_replicas(
+    strategy: Strategy, allocatable: dict[str, int], previous: dict[str, int], replicas: int, available: int
+) -> None:
+    with pytest.raises(Unschedulable, match=rf"^Clusters available replicas {available} are not enough to schedule.$"):
+        assign(strategy, _candidates(allocatable, previous), _request(replicas, previous))
+
+
+# assignment_test.go Test_dynamicScaleUp (no previous assignment, 12 replicas)
+@pytest.mark.parametrize(
+    ("strategy", "allocatable", "expected"),
+    [
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 6, "m2": 8, "m3": 10}, {"m1": 3, "m2": 4, "m3": 5}),
+        (Strategy.DYNAMIC_WEIGHT, {"m1": 8, "m2": 8, "m3": 10}, {"m1": 4, "m2": 4, "m3": 4}),
+        (Strategy.AGGREGATED, {"m1": 6, "m2": 8, "m3": 10}, {"m2": 5, "m3": 7}),
+        (Strategy.AGGREGATED, {"m1": 12, "m2": 8, "m3": 10}, {"m1": 12}),
+    ],
+)
+def test_dynamic_scale_up(strategy: Strategy, allocatable: dict[str, int], expected: dict[str, int]) -> None:
+    assert assign(strategy, _candidates(allocatable), _request(12)) == expected
+
+
+def test_fresh_mode_divides_from_scratch() -> None:
+    # dynamicFreshScale: the previous replicas count as available again, and are not kept
+    clusters = _candidates({"m1": 0, "m2": 6}, {"m1": 6})
+    assert assign(Strategy.DYNAMIC_WEIGHT, clusters, _request(6, {"m1": 6}, fresh=True)) == {"m1": 3, "m2": 3}
+    assert assign(Strategy.DYNAMIC_WEIGHT, clusters, _request(6, {"m1": 6})) == {"m1": 6}
+
+
+# assignment_test.go Test_assignByDuplicatedStrategy
+def test_duplicated() -> None:
+    assert assign(Strategy.DUPLICATED, _candidates({"m1": 0, "m2": 0}), _request(2)) == {"m1": 2, "m2": 2}
+    assert assign(Strategy.DUPLICATED, [], _request(2)) == {}
+    # replicas 0 with replicaRequirements: every cluster gets 0, and removeZeroReplicasCluster drops them
+    assert assign(Strategy.DUPLICATED, _candidates({"m1": 0}), _request(0)) == {}
+
+
+def _summary(allocatable: dict[str, str], allocated: dict[str, str] | None = None) -> ResourceSummary:
+    def parse(d: dict[str, str] | None) -> dict[str, Fraction]:
+        return {k: parse_quantity(v) for k, v in (d or {}).items()}
+
+    return ResourceSummary(parse(allocatable), parse(allocated))
+
+
+def test_general_estimator_by_summary() -> None:
+    # general.go maxAvailableReplicas / getMaximumReplicasBasedOnClusterSummary
+    cluster = Cluster("m1", resource_summary=_summary({"cpu": "10", "memory": "20Gi", "pods": "100"}, {"cpu": "2"}))
+    assert estimate(cluster, None) == 100  # no replicaRequirements: allowed pods
+    assert estimate(cluster, {"cpu": parse_quantity("500m")}) == 16
+    assert estimate(cluster, {"cpu": parse_quantity("1"), "memory": parse_quantity("4Gi")}) == 5
+    assert estimate(cluster, {"nvidia.com/gpu": parse_quantity("1")}) == 0  # not allocatable there
+    assert estimate(Cluster("m2"), None) == 0  # no resourceSummary
+    full = Cluster("m3", resource_summary=_summary({"pods": "10"}, {"pods": "12"}))
+    assert estimate(full, None) == 0
+
+
+def test_general_estimator_by_resource_models() -> None:
+    # getMaximumReplicasBasedOnResourceModels: nodes of each grade at its minimums, 110 pods each
+    summary = _summary({"cpu": "100", "memory": "200Gi", "pods": "1000"})
+    summary = ResourceSummary(summary.allocatable, allocatable_modelings=((0, 2), (1, 1)))
+    models = (
+        ResourceModel(0, {"cpu": Fraction(1), "memory": parse_quantity("4Gi")}),
+        ResourceModel(1, {"cpu": Fraction(4), "memory": parse_quantity("16Gi")}),
+    )
+    cluster = Cluster("m1", resource_summary=summary, resource_models=models)
+    # 2 nodes x floor(1 CPU / 2) = 0, 1 node x min(4/2, 16/1) = 2
+    assert estimate(cluster, {"cpu": Fraction(2), "memory": parse_quantity("1Gi")}) == 2
+    # no requests: 110 pods on each of the 3 nodes
+    assert estimate(cluster, {}) == 330
