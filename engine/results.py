@@ -61,6 +61,8 @@ class Placement:
     # why the scheduler ran this binding (engine.schedule.reschedule.Trigger); "" when it is settled
     trigger: str = ""
     settled: bool = False  # not run: it keeps spec.clusters (previous)
+    # cluster → replicas of each selected cluster (spec.clusters[].replicas; 0 for a non-workload)
+    replicas: Mapping[str, int] = field(default_factory=dict)
     # (cluster → explanations of every decision about it), for `fleetrules explain`
     explanations: Mapping[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
 

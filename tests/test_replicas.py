@@ -13,6 +13,7 @@ from engine.kube.quantity import parse_quantity
 from engine.schedule.replicas import (
     Candidate,
     Request,
+    SchedulingError,
     Strategy,
     Unschedulable,
     assign,
@@ -141,7 +142,10 @@ def test_dynamic_scale(
 def test_not_enough_replicas(
     strategy: Strategy, allocatable: dict[str, int], previous: dict[str, int], replicas: int, available: int
 ) -> None:
-    with pytest.raises(Unschedulable, match=rf"^Clusters available replicas {available} are not enough to schedule.$"):
+    with pytest.raises(
+        Unschedulable,
+        match=rf"^failed to scale up: Clusters available replicas {available} are not enough to schedule\.$",
+    ):
         assign(strategy, _candidates(allocatable, previous), _request(replicas, previous))
 
 
@@ -169,7 +173,8 @@ def test_fresh_mode_divides_from_scratch() -> None:
 # assignment_test.go Test_assignByDuplicatedStrategy
 def test_duplicated() -> None:
     assert assign(Strategy.DUPLICATED, _candidates({"m1": 0, "m2": 0}), _request(2)) == {"m1": 2, "m2": 2}
-    assert assign(Strategy.DUPLICATED, [], _request(2)) == {}
+    with pytest.raises(SchedulingError, match=r"^no clusters available to schedule$"):  # AssignReplicas
+        assign(Strategy.DUPLICATED, [], _request(2))
     # replicas 0 with replicaRequirements: every cluster gets 0, and removeZeroReplicasCluster drops them
     assert assign(Strategy.DUPLICATED, _candidates({"m1": 0}), _request(0)) == {}
 

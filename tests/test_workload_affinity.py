@@ -175,4 +175,6 @@ def test_too_few_feasible_clusters_for_min_groups(tmp_path: Path) -> None:
     rules = "policy p { select { kind Deployment } clusters { names m1 } spread by cluster min 2 max 3 }\n"
     placement = run(tmp_path, rules, [*CLUSTERS, workload("a")]).placement(key("a"))
     assert placement.unschedulable
-    assert placement.message == "the number of feasible clusters is less than spreadConstraint.MinGroups"
+    assert placement.message == (
+        "failed to select clusters: the number of feasible clusters is less than spreadConstraint.MinGroups"
+    )

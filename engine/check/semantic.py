@@ -17,10 +17,12 @@ from engine.syntax import ast
 from engine.syntax.schema import (
     BUILTIN_FACTS,
     DEPRECATED_PURGE_MODES,
+    DYNAMIC_WEIGHTS,
     FAILOVER_KINDS,
     FIELD_SELECTOR_KEYS,
     INTERNAL_FACTS,
     PURGE_MODES,
+    REPLICA_MODES,
     SPREAD_FIELDS,
     TAINT_EFFECTS,
     FieldType,
@@ -120,6 +122,11 @@ class _Checker:
                 seen_tolerations.add(stmt)
                 self.toleration(stmt)
         self.spreads([s for s in policy.statements if isinstance(s, ast.Spread)])
+        replicas = [s for s in policy.statements if isinstance(s, ast.Replicas)]
+        for extra in replicas[1:]:
+            self.err("duplicate replicas statement; a policy has one", extra.span)
+        for stmt in replicas[:1]:
+            self.replicas(stmt, any(isinstance(s, ast.Spread) for s in policy.statements))
         self.workload_terms([s for s in policy.statements if isinstance(s, ast.WorkloadTerm)])
         failovers: dict[str, ast.Failover] = {}
         for stmt in policy.statements:
@@ -240,16 +247,36 @@ class _Checker:
             high = spread.max_groups.value if spread.max_groups else None
             if high is not None and high < low:
                 self.err("maxGroups lower than minGroups is not allowed", spread.span)
-            if field != "cluster":
-                self.err(
-                    f"spread by {field} is not evaluated by fleetrules yet (only 'spread by cluster')",
-                    spread.field.span,
+            if high is None and field == "cluster":
+                self.warn(
+                    "no 'max': Karmada takes maxGroups 0 and selects no cluster (the binding stays unscheduled)",
+                    spread.span,
                 )
         if seen and "cluster" not in seen:
             self.err(
                 "the cluster spread constraint must be enabled in one of the constraints "
                 "in case of SpreadByField is enabled",
                 spreads[0].span,
+            )
+
+    def replicas(self, stmt: ast.Replicas, spread: bool) -> None:
+        """replicaScheduling (karmada-reference.md §1.5): the type and division preference as words."""
+        if not self.enum(stmt.mode, "replica scheduling", REPLICA_MODES):
+            return
+        if stmt.by is not None and stmt.mode.value != "divided":
+            self.err(f"'by {stmt.by.value}' is for 'replicas divided'", stmt.by.span)
+        elif stmt.by is not None and stmt.by.value != "weight":
+            self.enum(stmt.by, "dynamic weight", DYNAMIC_WEIGHTS)
+        for entry in stmt.weights:
+            if entry.weight.value < 1:
+                self.err("a static weight is at least 1", entry.weight.span)
+            self.cluster_affinity(ast.ClusterAffinity(None, entry.target, span=entry.span))
+        static = stmt.mode.value == "divided" and (stmt.by is None or (stmt.by.value == "weight" and stmt.weights))
+        if spread and static:
+            self.warn(
+                "spread constraints are ignored with static weights (shouldIgnoreSpreadConstraint): "
+                "every feasible cluster is selected",
+                stmt.span,
             )
 
     def workload_terms(self, terms: list[ast.WorkloadTerm]) -> None:

@@ -73,7 +73,7 @@ def member(owner: str, list_field: str, value: str) -> dict[str, Any]:
 
 def cluster(symbols: Symbols, c: Cluster) -> dict[str, Any]:
     props: dict[str, Any] = {"key": cluster_owner(c.name), "name": c.name, "ready": c.ready == "True"}
-    props |= {"provider": c.provider, "region": c.region}
+    props |= {"provider": c.provider, "region": c.region, "zone_count": len(c.zones)}
     return props | labels(symbols, c.labels) | flags(symbols, "zones", c.zones)
 
 

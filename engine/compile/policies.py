@@ -54,6 +54,14 @@ def tolerations(policy: ast.Policy, seconds: bool = False) -> list[dict[str, Any
     return out
 
 
+def spread_facts(policy: ast.Policy) -> list[dict[str, Any]]:
+    """One ``spread_constraint`` fact per spread statement, for the SpreadConstraint filter
+    (rules/spread_constraint.fr)."""
+    return [
+        {"policy": policy.name.value, "field": s.field.value} for s in policy.statements if isinstance(s, ast.Spread)
+    ]
+
+
 # ---------------------------------------------------------------- cluster affinity as rules
 
 
@@ -208,11 +216,3 @@ def affinity_terms(policy: ast.Policy) -> list[str | None]:
         s.name.value for s in policy.statements if isinstance(s, ast.ClusterAffinity) and s.name is not None
     ]
     return names or [None]
-
-
-def spread_limits(policy: ast.Policy) -> tuple[int, int | None]:
-    """(minGroups, maxGroups) of the cluster spread constraint; (1, None) when there is none."""
-    for s in policy.statements:
-        if isinstance(s, ast.Spread) and s.field.value == "cluster":
-            return (s.min_groups.value if s.min_groups else 1, s.max_groups.value if s.max_groups else None)
-    return (1, None)

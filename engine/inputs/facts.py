@@ -174,6 +174,11 @@ class Binding:
     def cluster_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.clusters)
 
+    @property
+    def replicas_by_cluster(self) -> dict[str, int]:
+        """spec.clusters as cluster → replicas."""
+        return {t.name: t.replicas for t in self.clusters}
+
 
 @dataclass(frozen=True)
 class Facts:

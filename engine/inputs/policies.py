@@ -88,6 +88,14 @@ class _Converter:
             return {}
         return value
 
+    def sequence(self, value: Any, parent: Any, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(parent, path, "expected a list")
+            return []
+        return value
+
     def known(self, obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
         for key in obj:
             if key not in allowed:
@@ -163,7 +171,11 @@ class _Converter:
                 )
             )
         if raw.get("overflowAffinities"):
-            self.warn(raw, f"{path}.overflowAffinities", "overflow affinities are not evaluated (replica division)")
+            self.warn(
+                raw,
+                f"{path}.overflowAffinities",
+                "overflowAffinities are not evaluated yet: only the term's own clusters are used",
+            )
         return ast.ClusterAffinity(name, tuple(stmts), span=self.span(raw))
 
     # ------------------------------------------------------------ the policy
@@ -232,15 +244,79 @@ class _Converter:
             stmts += self.spread(
                 self.mapping(sc, placement, f"spreadConstraints[{i}]"), f"spec.placement.spreadConstraints[{i}]"
             )
-        rs = placement.get("replicaScheduling")
-        if isinstance(rs, dict) and rs.get("replicaSchedulingType", "Divided") != "Duplicated":
-            self.warn(
-                rs,
-                "spec.placement.replicaScheduling",
-                "replica division is not evaluated: placement is computed as Duplicated",
-            )
+        if placement.get("replicaScheduling") is not None:
+            rs = self.mapping(placement["replicaScheduling"], placement, "spec.placement.replicaScheduling")
+            stmts += self.replica_scheduling(rs, "spec.placement.replicaScheduling")
         stmts += self.workload_affinity(self.mapping(placement.get("workloadAffinity"), placement, "workloadAffinity"))
         return stmts
+
+    def replica_scheduling(self, rs: dict[str, Any], path: str) -> list[ast.Replicas]:
+        """replicaScheduling as a `replicas` statement (karmada-reference.md §1.5): the type defaults to
+        Divided when the object is given, the division preference to Weighted (the webhook)."""
+        self.known(rs, {"replicaSchedulingType", "replicaDivisionPreference", "weightPreference"}, path)
+        span = self.span(rs)
+        kind = rs.get("replicaSchedulingType") or "Divided"
+        if kind == "Duplicated":
+            return [ast.Replicas(ast.Word("duplicated", span=span), span=span)]
+        if kind != "Divided":
+            self.fail(
+                rs,
+                f"{path}.replicaSchedulingType",
+                f'Unsupported value: {json.dumps(kind)}: supported values: "Duplicated", "Divided"',
+            )
+            return []
+        divided = ast.Word("divided", span=span)
+        preference = rs.get("replicaDivisionPreference") or "Weighted"
+        if preference == "Aggregated":
+            return [ast.Replicas(ast.Word("aggregated", span=span), span=span)]
+        if preference != "Weighted":
+            where = f"{path}.replicaDivisionPreference"
+            self.fail(
+                rs, where, f'Unsupported value: {json.dumps(preference)}: supported values: "Aggregated", "Weighted"'
+            )
+            return []
+        if rs.get("weightPreference") is None:
+            return [ast.Replicas(divided, span=span)]
+        wp = self.mapping(rs["weightPreference"], rs, f"{path}.weightPreference")
+        self.known(wp, {"staticWeightList", "dynamicWeight"}, f"{path}.weightPreference")
+        if wp.get("dynamicWeight"):
+            if wp["dynamicWeight"] != "AvailableReplicas":
+                where = f"{path}.weightPreference.dynamicWeight"
+                self.fail(
+                    wp,
+                    where,
+                    f'Unsupported value: {json.dumps(wp["dynamicWeight"])}: supported values: "AvailableReplicas"',
+                )
+                return []
+            if wp.get("staticWeightList"):
+                self.warn(wp, f"{path}.weightPreference.staticWeightList", "ignored: dynamicWeight is set")
+            return [ast.Replicas(divided, ast.Word("available", span=span), span=span)]
+        weights = []
+        for i, raw in enumerate(
+            self.sequence(wp.get("staticWeightList"), wp, f"{path}.weightPreference.staticWeightList")
+        ):
+            where = f"{path}.weightPreference.staticWeightList[{i}]"
+            entry = self.mapping(raw, wp, where)
+            self.known(entry, {"targetCluster", "weight"}, where)
+            target = self.cluster_affinity(
+                self.mapping(entry.get("targetCluster"), entry, f"{where}.targetCluster"),
+                None,
+                f"{where}.targetCluster",
+            )
+            weight = entry.get("weight")
+            if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+                self.fail(
+                    entry,
+                    f"{where}.weight",
+                    f"Invalid value: {json.dumps(weight)}: should be greater than or equal to 1",
+                )
+                continue
+            weights.append(
+                ast.StaticWeight(
+                    target.statements, ast.Number(weight, span=self.span(entry, "weight")), span=self.span(entry)
+                )
+            )
+        return [ast.Replicas(divided, ast.Word("weight", span=span), tuple(weights), span=span)]
 
     def selects(self, spec: dict[str, Any], namespace: str | None) -> list[ast.Select]:
         """resourceSelectors are OR-ed; those differing only in kind share one select block."""

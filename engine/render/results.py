@@ -18,6 +18,10 @@ def placement_data(p: Placement) -> dict[str, Any]:
         "binding": p.binding,
         "policy": p.policy,
         "clusters": list(p.clusters),
+    }
+    if _divides(p):
+        data["replicas"] = {c: p.replicas.get(c, 0) for c in p.clusters}
+    data |= {
         "feasible": list(p.feasible),
         "scores": dict(p.scores),
         "rejected": {
@@ -35,6 +39,23 @@ def placement_data(p: Placement) -> dict[str, Any]:
     elif p.trigger:
         data["scheduledBecause"] = p.trigger
     return data
+
+
+def _divides(p: Placement) -> bool:
+    """Whether the placement has replica counts to show (a workload; a non-workload's are all 0)."""
+    return any(p.replicas.get(c, 0) for c in p.clusters)
+
+
+def _clusters(p: Placement) -> str:
+    if not p.clusters:
+        return "(none)"
+    if not _divides(p):
+        return ", ".join(p.clusters)
+    return ", ".join(f"{c} ({_count(p.replicas.get(c, 0))})" for c in p.clusters)
+
+
+def _count(replicas: int) -> str:
+    return f"{replicas} replica" if replicas == 1 else f"{replicas} replicas"
 
 
 def result_data(result: Result) -> dict[str, Any]:
@@ -64,7 +85,7 @@ def to_text(result: Result) -> str:
         if p.unschedulable:
             lines.append(f"  UNSCHEDULABLE: {p.message}")
         if p.clusters or not p.unschedulable:
-            lines.append(f"  clusters: {', '.join(p.clusters) or '(none)'}")
+            lines.append(f"  clusters: {_clusters(p)}")
         if p.previous and p.previous != p.clusters:
             lines.append(f"  previously: {', '.join(p.previous)}")
         if p.feasible:
@@ -112,6 +133,8 @@ def explain_text(p: Placement, cluster: str) -> str:
         return f"{p.binding} on {cluster}: {where}; the scheduler would not run it ({SETTLED}; --reschedule all)\n"
     if cluster in p.clusters:
         verdict = f"selected (score {p.scores.get(cluster, 0)})"
+        if p.replicas.get(cluster):
+            verdict += f", {p.replicas[cluster]} of {sum(p.replicas.values())} replicas"
     elif cluster in p.feasible:
         verdict = f"feasible, not selected (score {p.scores.get(cluster, 0)})"
     elif cluster in p.rejected:

@@ -79,6 +79,8 @@ def _actual(result: Result, expect: dict[str, Any]) -> dict[str, Any]:
                 continue
             values = {"clusters": list(p.clusters), "feasible": list(p.feasible), "unschedulable": p.unschedulable}
             values["scores"] = {c: p.scores.get(c) for c in (wanted or {}).get("scores", {})}
+            values["replicas"] = {c: p.replicas.get(c, 0) for c in p.clusters}
+            values["message"] = p.message
             out["placements"][key] = {k: values.get(k, "unknown field") for k in (wanted or {})}
     if "rejected" in expect:
         out["rejected"] = {}

@@ -34,8 +34,13 @@ class Strategy(enum.StrEnum):
     DYNAMIC_WEIGHT = "DynamicWeight"
 
 
-class Unschedulable(Exception):
-    """framework.UnschedulableError: not enough replicas; Karmada keeps the binding's clusters and retries."""
+class SchedulingError(Exception):
+    """An error of the select or assign stage: Karmada keeps the binding's clusters and retries. The
+    message is the condition message Karmada writes (``failed to select clusters: …``)."""
+
+
+class Unschedulable(SchedulingError):
+    """framework.UnschedulableError: not enough replicas (condition reason Unschedulable)."""
 
 
 # ---------------------------------------------------------------- the general estimator
@@ -206,7 +211,7 @@ def _divide(
     """dynamicDivideReplicas."""
     total = sum(n for _, n in available)
     if total < target:
-        raise Unschedulable(f"Clusters available replicas {total} are not enough to schedule.")
+        raise Unschedulable(f"Clusters available replicas {total} are not enough to schedule")
     if strategy is Strategy.AGGREGATED:
         prior = {name for name, n in scheduled if n > 0}
         if prior:
@@ -228,15 +233,19 @@ def _dynamic(strategy: Strategy, candidates: Sequence[Candidate], request: Reque
     names = {c.name for c in candidates}
     scheduled = [(t.name, t.replicas) for t in request.previous if t.name in names]
     assigned = sum(n for _, n in scheduled)
-    if request.fresh:
-        before = dict(scheduled)
-        available = _by_replicas([(c.name, c.allocatable + before.get(c.name, 0)) for c in candidates])
-        return _divide(strategy, request.replicas, available, [], request.uid)
-    if assigned > request.replicas:
-        return _divide(strategy, request.replicas, _by_replicas(scheduled), [], request.uid)
-    if assigned < request.replicas:
-        available = _by_replicas([(c.name, c.allocatable) for c in candidates])
-        return _divide(strategy, request.replicas - assigned, available, scheduled, request.uid)
+    try:
+        if request.fresh:
+            before = dict(scheduled)
+            available = _by_replicas([(c.name, c.allocatable + before.get(c.name, 0)) for c in candidates])
+            return _divide(strategy, request.replicas, available, [], request.uid)
+        if assigned > request.replicas:
+            return _divide(strategy, request.replicas, _by_replicas(scheduled), [], request.uid)
+        if assigned < request.replicas:
+            available = _by_replicas([(c.name, c.allocatable) for c in candidates])
+            return _divide(strategy, request.replicas - assigned, available, scheduled, request.uid)
+    except Unschedulable as exc:
+        step = "do fresh scale" if request.fresh else "scale down" if assigned > request.replicas else "scale up"
+        raise Unschedulable(f"failed to {step}: {exc}.") from None
     return dict(scheduled)
 
 
@@ -254,7 +263,10 @@ def assign(
     strategy: Strategy, candidates: Sequence[Candidate], request: Request, weights: Weights = None
 ) -> dict[str, int]:
     """AssignReplicas: cluster → replicas, clusters with none dropped; a non-workload goes to every
-    selected cluster with no replica count (0). Raises Unschedulable."""
+    selected cluster with no replica count (0). Raises Unschedulable (not enough replicas) or
+    SchedulingError (no cluster selected)."""
+    if not candidates:
+        raise SchedulingError("no clusters available to schedule")
     if not request.workload:
         return {c.name: 0 for c in candidates}
     if strategy is Strategy.DUPLICATED:

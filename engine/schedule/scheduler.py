@@ -11,23 +11,24 @@ placements sound (see rules/workload_affinity.fr).
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from itertools import islice
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
 from engine.compile.encoding import Groups
-from engine.compile.policies import affinity_terms, groups, spread_limits, tolerations
+from engine.compile.policies import affinity_terms, groups, spread_facts, tolerations
 from engine.errors import Diagnostic, warning
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.results import Placement, Reason
 from engine.schedule.explain import Explainer, Lazy
+from engine.schedule.plan import Plan, plan_of
+from engine.schedule.replicas import MAX_INT32, Candidate, Request, SchedulingError, Strategy, assign, estimate
 from engine.schedule.reschedule import Trigger, trigger
 from engine.schedule.selection import select_policy
+from engine.schedule.spread import select
 from engine.schedule.views import Constant, Overlay, Subset
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
@@ -60,6 +61,8 @@ class Scheduler:
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self._reasons: dict[Decision, Reason] = {}
         self._shared_cache: dict[tuple[str, str | None], _Shared] = {}
+        self._plans: dict[str, Plan] = {}
+        self._estimates: dict[tuple[str, int, Any], int] = {}
         self.explainer = Explainer(program, self.session)
 
     def close(self) -> None:
@@ -81,6 +84,8 @@ class Scheduler:
         for policy in self.policies.values():
             for toleration in tolerations(policy):
                 s.assert_fact("cluster_toleration", toleration)
+            for spread in spread_facts(policy):
+                s.assert_fact("spread_constraint", spread)
         for binding in self.facts.bindings:
             self._tasks(binding)
         for cluster in live:
@@ -253,49 +258,100 @@ class Scheduler:
         return Overlay(shared.rejected, changes), feasible, applied, mine
 
     def decide(self, binding: Binding) -> Placement:
+        """Schedule one binding: for each clusterAffinities term from the observed one, filter (the
+        engine's decisions), score, select and assign; the first term that succeeds wins. When every
+        term fails, the first failure stands: a FitError empties spec.clusters, any other error
+        keeps them (karmada scheduler.go scheduleResourceBindingWithClusterAffinities)."""
         policy = self.binding_policy[binding.key]
         assert policy is not None
         name = policy.name.value
         own = list(self.session.decisions(self.binding_ids[binding.key]))
         terms = affinity_terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
-        minimum, maximum = spread_limits(policy)
-        for term in terms[start:]:  # clusterAffinities: the first term with enough feasible clusters, or the last
-            shared = self._shared(name, term)
-            rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
-            if len(feasible) >= max(minimum, 1):
+        plan = self._plans.get(name)
+        if plan is None:
+            plan = self._plans[name] = plan_of(policy)
+        first: _Attempt | None = None
+        for term in terms[start:]:
+            attempt = self._attempt(binding, plan, term, own)
+            if attempt.error is None:
                 break
-        scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
-        unschedulable, message = False, ""
-        if not feasible:
-            unschedulable = True
-            message = fit_error(len(self.clusters), rejected)
-            selected: tuple[str, ...] = ()
-        elif len(feasible) < minimum:
-            unschedulable = True
-            message = "the number of feasible clusters is less than spreadConstraint.MinGroups"
-            selected = binding.cluster_names  # not a fit error: Karmada keeps the old result
-        elif maximum is None:
-            selected = tuple(feasible)
-        elif isinstance(scores, Constant):  # all equal: the first by name
-            selected = tuple(islice(feasible, maximum))
+            first = first or attempt
         else:
-            selected = tuple(sorted(heapq.nsmallest(maximum, feasible, key=lambda c: (-scores[c], c))))
+            assert first is not None
+            attempt = first
+        selected = attempt.selected if attempt.error is None or attempt.fit_error else binding.cluster_names
         self._place(binding.key, selected)
         binding_id = self.binding_ids[binding.key]
+        applied = attempt.applied
         return Placement(
             binding=binding.key,
             policy=name,
             clusters=selected,
-            feasible=feasible,
-            scores=scores,
-            rejected=rejected,
-            unschedulable=unschedulable,
-            message=message,
+            feasible=attempt.feasible,
+            scores=attempt.scores,
+            rejected=attempt.rejected,
+            unschedulable=attempt.error is not None,
+            message=attempt.error or "",
             previous=binding.cluster_names,
-            affinity_term=term,
+            affinity_term=attempt.term,
             explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)),
+            replicas=attempt.replicas if attempt.error is None else binding.replicas_by_cluster,
         )
+
+    def _attempt(self, binding: Binding, plan: Plan, term: str | None, own: list[Decision]) -> _Attempt:
+        """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule)."""
+        shared = self._shared(self.binding_policy[binding.key].name.value, term)  # type: ignore[union-attr]
+        rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
+        scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
+        attempt = _Attempt(term, feasible, scores, rejected, applied)
+        if not feasible:
+            attempt.error, attempt.fit_error = fit_error(len(self.clusters), rejected), True
+            return attempt
+        workload = binding.replicas > 0 or binding.requirements is not None
+        if plan.strategy is Strategy.DUPLICATED and not (plan.spreads and not plan.ignore_spread):
+            # the common case, without building per-cluster structures: every feasible cluster
+            if workload and binding.replicas == 0:
+                attempt.selected, attempt.replicas = (), {}  # zero-replica targets are dropped
+            else:
+                attempt.selected, attempt.replicas = tuple(feasible), Constant(feasible, binding.replicas)
+            return attempt
+        candidates = self._candidates(binding, feasible, scores, plan)
+        request = Request(binding.replicas, workload, binding.clusters, binding.uid, _fresh(binding))
+        try:
+            chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
+        except SchedulingError as exc:
+            attempt.error = f"failed to select clusters: {exc}"
+            return attempt
+        try:
+            targets = assign(plan.strategy, chosen, request, plan.weights)
+        except SchedulingError as exc:
+            attempt.error = f"failed to assign replicas: {exc}"
+            return attempt
+        attempt.selected, attempt.replicas = tuple(targets), targets
+        return attempt
+
+    def _candidates(self, binding: Binding, feasible: Subset, scores: Mapping[str, int], plan: Plan) -> list[Candidate]:
+        """ClusterDetailInfo for each feasible cluster: score, and available replicas where they count."""
+        assigned = binding.replicas_by_cluster
+        out = []
+        for name in feasible:
+            cluster = self.clusters[name]
+            estimate = self._estimate(cluster, binding) if plan.needs_estimates else MAX_INT32
+            out.append(Candidate(cluster, scores[name], estimate + assigned.get(name, 0), estimate))
+        return out
+
+    def _estimate(self, cluster: Cluster, binding: Binding) -> int:
+        """calAvailableReplicas for one cluster, cached by the binding's replicas and resource request."""
+        if binding.replicas == 0:
+            return MAX_INT32  # not a workload: not estimated
+        request = tuple(sorted(binding.requirements.items())) if binding.requirements is not None else None
+        key = (cluster.name, binding.replicas, request)
+        found = self._estimates.get(key)
+        if found is None:
+            n = estimate(cluster, binding.requirements)
+            found = self._estimates[key] = binding.replicas if n == MAX_INT32 else n
+        return found
 
     def _scores(
         self, shared: _Shared, applied: list[Decision], mine: list[Decision], feasible: Subset, current: Sequence[str]
@@ -351,6 +407,7 @@ class Scheduler:
             previous=binding.cluster_names,
             affinity_term=binding.observed_affinity_name or None,
             settled=True,
+            replicas=binding.replicas_by_cluster,
         )
 
     @property
@@ -368,6 +425,27 @@ class Scheduler:
             elif note:
                 out.append(warning(f"binding {key}: {note}", subject=key))
         return tuple(out)
+
+
+@dataclass
+class _Attempt:
+    """One clusterAffinities term tried for a binding: what the filters left, and what came of it."""
+
+    term: str | None
+    feasible: Subset
+    scores: Mapping[str, int]
+    rejected: Mapping[str, tuple[Reason, ...]]
+    applied: list[Decision]
+    selected: tuple[str, ...] = ()
+    replicas: Mapping[str, int] = field(default_factory=dict)
+    error: str | None = None  # the condition message, when the term failed
+    fit_error: bool = False  # no cluster fits: spec.clusters is emptied
+
+
+def _fresh(binding: Binding) -> bool:
+    """util.RescheduleRequired: a manual reschedule later than the last scheduling (Fresh assignment)."""
+    triggered, last = binding.reschedule_triggered_at, binding.last_scheduled_time
+    return triggered is not None and last is not None and triggered > last
 
 
 @dataclass

@@ -13,12 +13,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.schedule.replicas import Candidate
+from engine.schedule.replicas import Candidate, SchedulingError
 
 WEIGHT_UNIT = 1000
 
 
-class SelectError(Exception):
+class SelectError(SchedulingError):
     """An error of the select stage, in Karmada's words; the binding keeps its clusters."""
 
 

@@ -151,6 +151,24 @@ class Spread(Node):
 
 
 @dataclass(frozen=True)
+class StaticWeight(Node):
+    """One staticWeightList entry: the clusters its targetCluster matches, and their weight."""
+
+    target: tuple[ClusterStmt, ...]
+    weight: Number
+
+
+@dataclass(frozen=True)
+class Replicas(Node):
+    """placement.replicaScheduling. ``mode`` is duplicated, aggregated or divided; ``by`` is None,
+    ``available`` (dynamicWeight AvailableReplicas) or ``weight`` (a staticWeightList, ``weights``)."""
+
+    mode: Word
+    by: Word | None = None
+    weights: tuple[StaticWeight, ...] = ()
+
+
+@dataclass(frozen=True)
 class WorkloadTerm(Node):
     preferred: bool
     anti: bool
@@ -200,7 +218,7 @@ class Priority(Node):
     value: Number
 
 
-PolicyStmt = Select | Priority | ClusterAffinity | Toleration | Spread | WorkloadTerm | Failover
+PolicyStmt = Select | Priority | ClusterAffinity | Toleration | Spread | Replicas | WorkloadTerm | Failover
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,23 @@ def workload_term(t: ast.WorkloadTerm) -> str:
     return out
 
 
+def replicas(node: ast.Replicas) -> str:
+    out = f"replicas {word(node.mode)}"
+    if node.by is not None and node.by.value == "weight":
+        entries = []
+        for w in node.weights:
+            target = w.target
+            one = target[0] if len(target) == 1 else None
+            if isinstance(one, ast.ClusterList) and one.field is ast.ClusterField.NAMES and len(one.values) == 1:
+                entries.append(f"{word(one.values[0])} {w.weight.value}")
+                continue
+            entries.append(f"clusters {{ {' '.join(_leaf(s) for s in target)} }} {w.weight.value}")
+        return out + (f" by weight {{ {', '.join(entries)} }}" if entries else " by weight {}")
+    if node.by is not None:
+        out += f" by {word(node.by)}"
+    return out
+
+
 def _leaf(node: ast.Node) -> str:
     """One-line statements; blocks are handled by the printer."""
     match node:
@@ -175,6 +192,8 @@ def _leaf(node: ast.Node) -> str:
             low = f" min {node.min_groups.value}" if node.min_groups else ""
             high = f" max {node.max_groups.value}" if node.max_groups else ""
             return f"spread by {word(node.field)}{low}{high}"
+        case ast.Replicas():
+            return replicas(node)
         case ast.FailoverToleration():
             return f"toleration {duration(node.duration)}"
         case ast.Purge():

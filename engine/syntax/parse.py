@@ -340,6 +340,25 @@ class _ToAst(Transformer[Token, Any]):
         field, low, high = c
         return ast.Spread(field, self._number(low), self._number(high), span=self._span(meta))
 
+    def replicas_plain(self, meta: Any, c: list[Any]) -> ast.Replicas:
+        return ast.Replicas(c[0], span=self._span(meta))
+
+    def replicas_dynamic(self, meta: Any, c: list[Any]) -> ast.Replicas:
+        return ast.Replicas(c[0], c[1], span=self._span(meta))
+
+    def replicas_weighted(self, meta: Any, c: list[Any]) -> ast.Replicas:
+        by = ast.Word("weight", span=self._span(meta))
+        return ast.Replicas(c[0], by, tuple(w for w in c[1:] if w is not None), span=self._span(meta))
+
+    def weight_named(self, meta: Any, c: list[Any]) -> ast.StaticWeight:
+        name, weight = c
+        target = (ast.ClusterList(ast.ClusterField.NAMES, (name,), span=name.span),)
+        return ast.StaticWeight(target, ast.Number(int(weight), span=self._tok(weight)), span=self._span(meta))
+
+    def weight_clusters(self, meta: Any, c: list[Any]) -> ast.StaticWeight:
+        *stmts, weight = c
+        return ast.StaticWeight(tuple(stmts), ast.Number(int(weight), span=self._tok(weight)), span=self._span(meta))
+
     def _number(self, token: Token | None) -> ast.Number | None:
         return None if token is None else ast.Number(int(token), span=self._tok(token))
 

@@ -24,6 +24,7 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "provider": FieldType.STRING,
         "region": FieldType.STRING,
         "zones": FieldType.LIST,
+        "zone_count": FieldType.NUMBER,
         "ready": FieldType.BOOL,
     },
     "binding": {
@@ -47,6 +48,10 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "operator": FieldType.STRING,
         "value": FieldType.STRING,
         "effect": FieldType.STRING,
+    },
+    "spread_constraint": {  # one placement.spreadConstraints item of a policy
+        "policy": FieldType.STRING,
+        "field": FieldType.STRING,  # cluster | region | zone | provider
     },
     "taint": {
         "cluster": FieldType.STRING,
@@ -91,5 +96,7 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 FIELD_SELECTOR_KEYS = ("provider", "region", "zone")
 FAILOVER_KINDS = ("application", "cluster")
 SPREAD_FIELDS = ("cluster", "region", "zone", "provider")
+REPLICA_MODES = ("duplicated", "aggregated", "divided")
+DYNAMIC_WEIGHTS = ("available",)
 DEFAULT_TOLERATION_SECONDS = 300
 DEFAULT_GRACE_PERIOD_SECONDS = 600
