@@ -100,6 +100,28 @@ PLACEMENT_CASES: list[tuple[str, str, dict[str, Any] | None, str, bool]] = [
     # the first DeepEqual includes workloadAffinity, the second check does not; with no observed term the
     # third check reports a change
     ("only the workload affinity changed", "workload anti-affinity by app", {}, "", True),
+    # helper.go placementChanged: replicaScheduling is compared
+    (
+        "replica scheduling unchanged",
+        "clusters { names m1 }\nreplicas divided by available",
+        {
+            "clusterAffinity": M1,
+            "replicaScheduling": {
+                "replicaSchedulingType": "Divided",
+                "replicaDivisionPreference": "Weighted",
+                "weightPreference": {"dynamicWeight": "AvailableReplicas"},
+            },
+        },
+        "",
+        False,
+    ),
+    (
+        "replica scheduling changed from Duplicated to Aggregated",
+        "clusters { names m1 }\nreplicas aggregated",
+        {"clusterAffinity": M1, "replicaScheduling": {"replicaSchedulingType": "Duplicated"}},
+        "",
+        True,
+    ),
 ]
 
 

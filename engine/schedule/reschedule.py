@@ -42,15 +42,15 @@ def _parts(stmts: Sequence[ast.PolicyStmt]) -> dict[str, tuple[ast.PolicyStmt, .
         "terms": tuple(s for s in stmts if isinstance(s, ast.ClusterAffinity) and s.name is not None),
         "tolerations": tuple(s for s in stmts if isinstance(s, ast.Toleration)),
         "spread": tuple(s for s in stmts if isinstance(s, ast.Spread)),
+        "replicas": tuple(s for s in stmts if isinstance(s, ast.Replicas)),
         "workload": tuple(s for s in stmts if isinstance(s, ast.WorkloadTerm)),
     }
 
 
 def placement_changed(policy: ast.Policy, applied: str, observed_term: str) -> bool:
-    """placementChanged: the policy's placement against the one the binding was last scheduled with.
-
-    replicaScheduling is not compared yet: the language has no replica division (the binding's own
-    type decides replica changes, below)."""
+    """placementChanged: the policy's placement against the one the binding was last scheduled with
+    (clusterAffinity, clusterTolerations, spreadConstraints, replicaScheduling; clusterAffinities by
+    the observed term)."""
     if not applied:
         return True
     try:
@@ -65,7 +65,7 @@ def placement_changed(policy: ast.Policy, applied: str, observed_term: str) -> b
     mine, theirs = _parts(policy.statements), _parts(stmts)
     if mine == theirs:
         return False
-    if any(mine[k] != theirs[k] for k in ("affinity", "tolerations", "spread")):
+    if any(mine[k] != theirs[k] for k in ("affinity", "tolerations", "spread", "replicas")):
         return True
     if not observed_term:  # clusterAffinitiesChanged: no observed term, any other difference counts
         return True
