@@ -11,9 +11,11 @@ placements sound (see rules/workload_affinity.fr).
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from engine.backend import Decision, DecisionKind, Program, Session
@@ -28,7 +30,7 @@ from engine.schedule.plan import Plan, plan_of
 from engine.schedule.replicas import MAX_INT32, Candidate, Request, SchedulingError, Strategy, assign, estimate
 from engine.schedule.reschedule import Trigger, trigger
 from engine.schedule.selection import select_policy
-from engine.schedule.spread import select
+from engine.schedule.spread import Limits, select
 from engine.schedule.views import Constant, Overlay, Subset
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
@@ -62,7 +64,8 @@ class Scheduler:
         self._reasons: dict[Decision, Reason] = {}
         self._shared_cache: dict[tuple[str, str | None], _Shared] = {}
         self._plans: dict[str, Plan] = {}
-        self._estimates: dict[tuple[str, int, Any], int] = {}
+        self._estimates: dict[tuple[int, Any], dict[str, int]] = {}
+        self._uniformity: dict[tuple[int, Any], bool] = {}
         self.explainer = Explainer(program, self.session)
 
     def close(self) -> None:
@@ -316,6 +319,8 @@ class Scheduler:
             else:
                 attempt.selected, attempt.replicas = tuple(feasible), Constant(feasible, binding.replicas)
             return attempt
+        if plan.duplicated and set(plan.spreads) == {"cluster"}:
+            return self._first_clusters(binding, plan.spreads["cluster"], attempt, workload)
         candidates = self._candidates(binding, feasible, scores, plan)
         request = Request(binding.replicas, workload, binding.clusters, binding.uid, _fresh(binding))
         try:
@@ -331,27 +336,72 @@ class Scheduler:
         attempt.selected, attempt.replicas = tuple(targets), targets
         return attempt
 
+    def _first_clusters(self, binding: Binding, limits: Limits, attempt: _Attempt, workload: bool) -> _Attempt:
+        """spread by cluster for a Duplicated binding without building every candidate: the first
+        maxGroups clusters in Karmada's order (score, available replicas, name), by a partial sort."""
+        feasible, scores = attempt.feasible, attempt.scores
+        if len(feasible) < limits.min_groups:
+            message = "the number of feasible clusters is less than spreadConstraint.MinGroups"
+            attempt.error = f"failed to select clusters: {message}"
+            return attempt
+        count = min(len(feasible), limits.max_groups)
+        if count == 0:
+            attempt.error = "failed to assign replicas: no clusters available to schedule"
+            return attempt
+        assigned = binding.replicas_by_cluster
+        uniform = binding.replicas == 0 or self._uniform(binding)  # every cluster estimated alike
+        if isinstance(scores, Constant) and uniform and not assigned:
+            chosen = list(islice(feasible, count))  # all equal: by name
+        elif uniform:
+            chosen = heapq.nsmallest(count, feasible, key=lambda c: (-scores[c], -assigned.get(c, 0), c))
+        else:
+            available = self._estimator(binding)
+            chosen = heapq.nsmallest(
+                count, feasible, key=lambda c: (-scores[c], -(available(c) + assigned.get(c, 0)), c)
+            )
+        selected = tuple(sorted(chosen)) if not (workload and binding.replicas == 0) else ()
+        attempt.selected, attempt.replicas = selected, dict.fromkeys(selected, binding.replicas)
+        return attempt
+
     def _candidates(self, binding: Binding, feasible: Subset, scores: Mapping[str, int], plan: Plan) -> list[Candidate]:
         """ClusterDetailInfo for each feasible cluster: score, and available replicas where they count."""
         assigned = binding.replicas_by_cluster
+        available = self._estimator(binding) if plan.needs_estimates else lambda _name: MAX_INT32
         out = []
         for name in feasible:
-            cluster = self.clusters[name]
-            estimate = self._estimate(cluster, binding) if plan.needs_estimates else MAX_INT32
-            out.append(Candidate(cluster, scores[name], estimate + assigned.get(name, 0), estimate))
+            n = available(name)
+            out.append(Candidate(self.clusters[name], scores[name], n + assigned.get(name, 0), n))
         return out
 
-    def _estimate(self, cluster: Cluster, binding: Binding) -> int:
-        """calAvailableReplicas for one cluster, cached by the binding's replicas and resource request."""
-        if binding.replicas == 0:
-            return MAX_INT32  # not a workload: not estimated
-        request = tuple(sorted(binding.requirements.items())) if binding.requirements is not None else None
-        key = (cluster.name, binding.replicas, request)
-        found = self._estimates.get(key)
+    def _uniform(self, binding: Binding) -> bool:
+        """Whether the estimator gives every cluster the same available replicas for this request (no
+        cluster reports a resourceSummary, say), so that only scores and names order them."""
+        requirements = binding.requirements
+        request = tuple(sorted(requirements.items())) if requirements is not None else None
+        key = (binding.replicas, request)
+        found = self._uniformity.get(key)
         if found is None:
-            n = estimate(cluster, binding.requirements)
-            found = self._estimates[key] = binding.replicas if n == MAX_INT32 else n
+            available = self._estimator(binding)
+            found = self._uniformity[key] = len({available(c) for c in self.candidates}) <= 1
         return found
+
+    def _estimator(self, binding: Binding) -> Callable[[str], int]:
+        """calAvailableReplicas for the binding, one cluster at a time, cached by cluster, replicas and
+        resource request; a non-workload (0 replicas) is not estimated (MaxInt32)."""
+        if binding.replicas == 0:
+            return lambda _name: MAX_INT32
+        requirements = binding.requirements
+        request = tuple(sorted(requirements.items())) if requirements is not None else None
+        cache = self._estimates.setdefault((binding.replicas, request), {})
+
+        def available(name: str) -> int:
+            found = cache.get(name)
+            if found is None:
+                n = estimate(self.clusters[name], requirements)
+                found = cache[name] = binding.replicas if n == MAX_INT32 else n
+            return found
+
+        return available
 
     def _scores(
         self, shared: _Shared, applied: list[Decision], mine: list[Decision], feasible: Subset, current: Sequence[str]
