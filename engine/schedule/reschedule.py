@@ -89,6 +89,13 @@ def replicas_changed(binding: Binding) -> bool:
     return sum(t.replicas for t in binding.clusters) != binding.replicas
 
 
+def reschedule_required(binding: Binding) -> bool:
+    """util.RescheduleRequired: a manual reschedule (spec.rescheduleTriggeredAt) later than the last
+    scheduling; it also makes the assignment Fresh."""
+    triggered, last = binding.reschedule_triggered_at, binding.last_scheduled_time
+    return triggered is not None and last is not None and triggered > last
+
+
 def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster]) -> Trigger | None:
     """Why the scheduler would run ``binding`` now; None when it is settled."""
     if not binding.clusters:
@@ -97,8 +104,7 @@ def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster
         return Trigger.PLACEMENT
     if replicas_changed(binding):
         return Trigger.REPLICAS
-    triggered, last = binding.reschedule_triggered_at, binding.last_scheduled_time
-    if triggered is not None and last is not None and triggered > last:
+    if reschedule_required(binding):
         return Trigger.RESCHEDULE
     if any(clusters[t.name].deleting for t in binding.clusters if t.name in clusters):
         return Trigger.DELETING

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
@@ -28,9 +28,9 @@ from engine.results import Placement, Reason
 from engine.schedule.explain import Explainer, Lazy
 from engine.schedule.plan import Plan, plan_of
 from engine.schedule.replicas import MAX_INT32, Candidate, Request, SchedulingError, Strategy, assign, estimate
-from engine.schedule.reschedule import Trigger, trigger
+from engine.schedule.reschedule import Trigger, reschedule_required, trigger
 from engine.schedule.selection import select_policy
-from engine.schedule.spread import Limits, select
+from engine.schedule.spread import SelectError, cluster_count, select
 from engine.schedule.views import Constant, Overlay, Subset
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
@@ -319,35 +319,29 @@ class Scheduler:
             else:
                 attempt.selected, attempt.replicas = tuple(feasible), Constant(feasible, binding.replicas)
             return attempt
-        if plan.duplicated and set(plan.spreads) == {"cluster"}:
-            return self._first_clusters(binding, plan.spreads["cluster"], attempt, workload)
-        candidates = self._candidates(binding, feasible, scores, plan)
-        request = Request(binding.replicas, workload, binding.clusters, binding.uid, _fresh(binding))
+        request = Request(binding.replicas, workload, binding.clusters, binding.uid, reschedule_required(binding))
         try:
-            chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
-        except SchedulingError as exc:
+            if plan.duplicated and set(plan.spreads) == {"cluster"}:
+                chosen = self._first_clusters(binding, plan, feasible, scores)
+            else:
+                candidates = self._candidates(binding, feasible, scores, plan)
+                chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
+            targets = assign(plan.strategy, chosen, request, plan.weights)
+        except SelectError as exc:
             attempt.error = f"failed to select clusters: {exc}"
             return attempt
-        try:
-            targets = assign(plan.strategy, chosen, request, plan.weights)
         except SchedulingError as exc:
             attempt.error = f"failed to assign replicas: {exc}"
             return attempt
         attempt.selected, attempt.replicas = tuple(targets), targets
         return attempt
 
-    def _first_clusters(self, binding: Binding, limits: Limits, attempt: _Attempt, workload: bool) -> _Attempt:
-        """spread by cluster for a Duplicated binding without building every candidate: the first
-        maxGroups clusters in Karmada's order (score, available replicas, name), by a partial sort."""
-        feasible, scores = attempt.feasible, attempt.scores
-        if len(feasible) < limits.min_groups:
-            message = "the number of feasible clusters is less than spreadConstraint.MinGroups"
-            attempt.error = f"failed to select clusters: {message}"
-            return attempt
-        count = min(len(feasible), limits.max_groups)
-        if count == 0:
-            attempt.error = "failed to assign replicas: no clusters available to schedule"
-            return attempt
+    def _first_clusters(
+        self, binding: Binding, plan: Plan, feasible: Subset, scores: Mapping[str, int]
+    ) -> list[Candidate]:
+        """selectBestClustersByCluster for a Duplicated binding without building every candidate: the
+        first maxGroups clusters in Karmada's order (score, available replicas, name), by a partial sort."""
+        count = cluster_count(len(feasible), plan.spreads["cluster"])
         assigned = binding.replicas_by_cluster
         uniform = binding.replicas == 0 or self._uniform(binding)  # every cluster estimated alike
         if isinstance(scores, Constant) and uniform and not assigned:
@@ -359,16 +353,16 @@ class Scheduler:
             chosen = heapq.nsmallest(
                 count, feasible, key=lambda c: (-scores[c], -(available(c) + assigned.get(c, 0)), c)
             )
-        selected = tuple(sorted(chosen)) if not (workload and binding.replicas == 0) else ()
-        attempt.selected, attempt.replicas = selected, dict.fromkeys(selected, binding.replicas)
-        return attempt
+        return self._candidates(binding, chosen, scores, plan)
 
-    def _candidates(self, binding: Binding, feasible: Subset, scores: Mapping[str, int], plan: Plan) -> list[Candidate]:
+    def _candidates(
+        self, binding: Binding, names: Iterable[str], scores: Mapping[str, int], plan: Plan
+    ) -> list[Candidate]:
         """ClusterDetailInfo for each feasible cluster: score, and available replicas where they count."""
         assigned = binding.replicas_by_cluster
         available = self._estimator(binding) if plan.needs_estimates else lambda _name: MAX_INT32
         out = []
-        for name in feasible:
+        for name in names:
             n = available(name)
             out.append(Candidate(self.clusters[name], scores[name], n + assigned.get(name, 0), n))
         return out
@@ -376,9 +370,7 @@ class Scheduler:
     def _uniform(self, binding: Binding) -> bool:
         """Whether the estimator gives every cluster the same available replicas for this request (no
         cluster reports a resourceSummary, say), so that only scores and names order them."""
-        requirements = binding.requirements
-        request = tuple(sorted(requirements.items())) if requirements is not None else None
-        key = (binding.replicas, request)
+        key = _request_key(binding)
         found = self._uniformity.get(key)
         if found is None:
             available = self._estimator(binding)
@@ -391,8 +383,7 @@ class Scheduler:
         if binding.replicas == 0:
             return lambda _name: MAX_INT32
         requirements = binding.requirements
-        request = tuple(sorted(requirements.items())) if requirements is not None else None
-        cache = self._estimates.setdefault((binding.replicas, request), {})
+        cache = self._estimates.setdefault(_request_key(binding), {})
 
         def available(name: str) -> int:
             found = cache.get(name)
@@ -492,10 +483,10 @@ class _Attempt:
     fit_error: bool = False  # no cluster fits: spec.clusters is emptied
 
 
-def _fresh(binding: Binding) -> bool:
-    """util.RescheduleRequired: a manual reschedule later than the last scheduling (Fresh assignment)."""
-    triggered, last = binding.reschedule_triggered_at, binding.last_scheduled_time
-    return triggered is not None and last is not None and triggered > last
+def _request_key(binding: Binding) -> tuple[int, Any]:
+    """What an estimate depends on besides the cluster: the replicas and the resource request."""
+    requirements = binding.requirements
+    return binding.replicas, tuple(sorted(requirements.items())) if requirements is not None else None
 
 
 @dataclass

@@ -161,11 +161,17 @@ def _by_available(clusters: list[Candidate], count: int, replicas: int) -> list[
     return chosen if sum(c.available for c in chosen) >= replicas else None
 
 
+def cluster_count(feasible: int, limits: Limits) -> int:
+    """How many clusters selectBestClustersByCluster takes: min(feasible, maxGroups), or an error
+    below minGroups."""
+    if feasible < limits.min_groups:
+        raise SelectError("the number of feasible clusters is less than spreadConstraint.MinGroups")
+    return min(feasible, limits.max_groups)
+
+
 def by_cluster(candidates: list[Candidate], limits: Limits, replicas: int | None) -> list[Candidate]:
     """selectBestClustersByCluster; ``replicas`` None when resources are ignored (Duplicated)."""
-    if len(candidates) < limits.min_groups:
-        raise SelectError("the number of feasible clusters is less than spreadConstraint.MinGroups")
-    count = min(len(candidates), limits.max_groups)
+    count = cluster_count(len(candidates), limits)
     if replicas is None:
         return candidates[:count]
     chosen = _by_available(candidates, count, replicas)
