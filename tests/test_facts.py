@@ -78,6 +78,15 @@ metadata: {name: web, namespace: shop, labels: {app: web}}
             '  conditions: [{type: Ready, status: "True", lastTransitionTime: yesterday}]\n',
             "expected an RFC 3339 time",
         ),
+        # replica counts are int32 in Kubernetes; a larger one would keep Webster dividing for hours
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 99999999999}\n",
+            "facts.yaml:4:18: error: Deployment web: spec.replicas: must be at most 2147483647 (an int32)",
+        ),
+        (
+            "kind: Cluster\nmetadata: {name: m1}\nstatus: {resourceSummary: {allocatable: {cpu: 2x}}}\n",
+            "status.resourceSummary.allocatable.cpu: quantities must match the regular expression",
+        ),
     ],
 )
 def test_bad_facts_name_file_line_column_and_field(

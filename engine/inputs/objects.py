@@ -50,6 +50,7 @@ CLUSTER_SCOPED = frozenset(
         "PriorityClass", "ResourceInterpreterCustomization",
     }
 )  # fmt: skip
+INT32_MAX = 2**31 - 1
 _STEP = re.compile(r"\[([0-9]+)\]|([^.\[]+)")
 
 # Fields of the Karmada API that fleetrules reads or knowingly passes over; others are warned about.
@@ -142,7 +143,10 @@ class _Reader:
             return ""
         return value
 
-    def integer(self, obj: Mapping[str, Any], key: str, path: str, minimum: int | None = None) -> int | None:
+    def integer(
+        self, obj: Mapping[str, Any], key: str, path: str, minimum: int | None = None, maximum: int = INT32_MAX
+    ) -> int | None:
+        """An integer field; Kubernetes' replica counts and seconds are int32, larger ones are refused."""
         value = obj.get(key)
         if value is None:
             return None
@@ -151,6 +155,9 @@ class _Reader:
             return None
         if minimum is not None and value < minimum:
             self.fail(_join(path, key), f"must be at least {minimum}, found {value}")
+            return None
+        if value > maximum:
+            self.fail(_join(path, key), f"must be at most {maximum} (an int32), found {value}")
             return None
         return value
 
