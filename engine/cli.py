@@ -278,7 +278,8 @@ def explain(
         known = [p.binding for p in result.placements]
         hint = did_you_mean(binding, known) or (f"; known: {', '.join(known)}" if known else "")
         raise UsageError(f"--binding: no placed binding {binding!r}{hint}") from None
-    click.echo(explain_text(placement, cluster), nl=False)
+    evictions = [e for e in result.evictions if e.binding == binding and e.cluster == cluster]
+    click.echo(explain_text(placement, cluster, evictions), nl=False)
 
 
 @main.command()

@@ -115,6 +115,7 @@ class Eviction:
     error: str = ""
     rule: str = ""  # the rule whose `evict` action asked for it, if one did
     source: str = ""  # FILE:LINE of that rule, or of the failover block whose state preservation failed
+    because: str = ""  # which controller evicted, and the condition or taint that triggered it (fleetrules' words)
     clusters: tuple[str, ...] = ()  # the binding's clusters afterwards
     injected_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # cluster → labels
     # why the member cluster would refuse the workload with those labels (fleetrules' finding; Karmada
@@ -131,6 +132,8 @@ class Eviction:
         out |= {"binding": self.binding, "cluster": self.cluster}
         if self.task is not None:
             out["task"] = task_data(self.task)
+        if self.because:
+            out["because"] = self.because
         if self.error:
             out["error"] = self.error
         if self.rule:

@@ -104,8 +104,12 @@ def test_a_missing_jsonpath_key_is_an_error_in_the_output(tmp_path: Path, in_roo
     assert result.exit_code == 0, result.stderr
     (failed,) = [line for line in result.stdout.splitlines() if "eviction-failed" in line][:1]
     assert "streaming/fraud-detector-flinkdeployment @ member1" in failed
-    assert "karmada.io/failover-flink-checkpoint from {.jobStatus.checkpointInfo.lastCheckpoint}" in failed
-    assert "lastCheckpoint is not found" in failed and "source=examples/flink-checkpoint/policy.fr:" in failed
+    # Karmada's words (helper/failover.go parseJSONValue), the alias label in front
+    assert (
+        "karmada.io/failover-flink-checkpoint: failed to execute jsonpath "
+        '"{.jobStatus.checkpointInfo.lastCheckpoint}": lastCheckpoint is not found' in failed
+    )
+    assert "source=examples/flink-checkpoint/policy.fr:" in failed
     assert "  evicted " not in result.stdout  # no task was built
 
 
@@ -251,3 +255,84 @@ def test_a_preservation_failure_on_one_cluster_stops_the_bindings_whole_pass() -
     assert (
         failed.cluster == "member2" and "no cluster of this binding is evicted in this pass" in failed.detail["error"]
     )
+
+
+def _two_unhealthy(status_member2: Any) -> tuple[Binding, World]:
+    from engine.failover.controllers import Failover, Preservation
+
+    status = {"jobStatus": {"jobId": "j"}}
+    statuses = (
+        ClusterStatus("member1", "Unhealthy", status, T0),
+        ClusterStatus("member2", "Unhealthy", status_member2, T0),
+    )
+    targets = (TargetCluster("member1"), TargetCluster("member2"))
+    binding = Binding("ns", "b", "FlinkDeployment", clusters=targets, aggregated_status=statuses)
+    state = Preservation((("example.com/job", "{.jobStatus.jobId}"),), "p.fr:3")
+    failover = Failover(app=True, toleration_seconds=60, app_purge="Directly", grace_seconds=None, app_state=state)
+    world = World(T0 + dt.timedelta(seconds=61), {}, {binding.key: binding}, {binding.key: failover})
+    world.health_since.update({(binding.key, "member1"): T0, (binding.key, "member2"): T0})
+    return binding, world
+
+
+def test_clusters_before_failover_is_taken_once_per_pass() -> None:
+    """evictBinding reads clustersBeforeFailover before its loop: the second cluster's task still lists the
+    first, though GracefulEvictCluster removed it from spec.clusters already."""
+    from engine.failover.controllers import fail_over
+
+    binding, world = _two_unhealthy({"jobStatus": {"jobId": "j"}})
+    entries, evicted = fail_over(world)
+    assert evicted == {binding.key}
+    tasks = world.bindings[binding.key].eviction_tasks
+    assert [t.from_cluster for t in tasks] == ["member1", "member2"]
+    assert [t.clusters_before_failover for t in tasks] == [("member1", "member2")] * 2
+    assert all(t.message == "" for t in tasks)  # neither controller writes a message
+    assert entries[0].detail["because"].startswith("application failover: Unhealthy on member1 since")
+
+
+def test_a_missing_status_is_reported_in_karmadas_words() -> None:
+    from engine.failover.controllers import fail_over
+
+    _, world = _two_unhealthy(None)
+    (failed,) = fail_over(world)[0]
+    assert "the application status has not yet been collected from Cluster(member2)" in failed.detail["error"]
+
+
+def test_preserved_values_are_not_trimmed() -> None:
+    """parseJSONValue returns the buffer as it is: only Karmada's test trims it (strings.Trim(got, " ")),
+    so a range template's trailing space stays, and makes the label value invalid."""
+    from engine.failover.controllers import Preservation, preserved_state
+
+    status = ClusterStatus("m1", "Unhealthy", {"items": [{"n": "a"}, {"n": "b"}]})
+    state = Preservation((("k", "{range .items[*]}{.n} {end}"),), "p.fr:1")
+    assert preserved_state(state, status, "m1") == {"k": "a b "}
+
+
+def test_explain_now_explains_the_eviction(tmp_path: Path, in_root: Path) -> None:
+    (tmp_path / "unhealthy.yaml").write_text(
+        "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
+        "metadata: {name: fraud-detector-flinkdeployment, namespace: streaming}\nspec:\n"
+        "  resource: {apiVersion: flink.apache.org/v1beta1, kind: FlinkDeployment, name: fraud-detector, "
+        "namespace: streaming}\n  clusters: [{name: member1, replicas: 1}]\nstatus:\n  aggregatedStatus:\n"
+        "  - {clusterName: member1, health: Unhealthy, healthSince: '2026-12-02T10:00:00Z', "
+        "status: {jobStatus: {jobId: j1, checkpointInfo: {lastCheckpoint: chk-1}}}}\n"
+    )
+    args = ["explain", str(EXAMPLE / "policy.fr"), "--facts", str(EXAMPLE / "facts" / "clusters.yaml")]
+    args += ["--facts", str(tmp_path / "unhealthy.yaml"), "--now", "2026-12-02T10:02:01Z"]
+    args += ["--binding", "streaming/fraud-detector-flinkdeployment", "--cluster", "member1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "streaming/fraud-detector-flinkdeployment on member1: evicted at 2026-12-02T10:02:01Z"
+    assert lines[1] == (
+        "  by application failover: Unhealthy on member1 since 2026-12-02T10:00:00Z, "
+        "longer than its tolerationSeconds 120"
+    )
+    assert "reason ApplicationFailure, producer resource-binding-application-failover-controller" in lines[2]
+    assert "  now on: member2" in lines
+    assert (
+        "  labels injected on member2: karmada.io/failover-flink-checkpoint=chk-1, karmada.io/failover-jobid=j1"
+        in lines
+    )
+    # the scheduler's side, with every fact of the rule that rejected it (the eviction task included)
+    assert "then, in the scheduler:" in lines and "    e: eviction_task " in result.stdout
+    assert "?" not in result.stdout

@@ -180,3 +180,35 @@ def test_taint_manager_decision(seconds: int | None, added: int, want: bool | in
     taint = Taint("test-key", "", "NoExecute", T0 + dt.timedelta(seconds=added))
     due = taint_eviction_due(Failover(tolerations=(toleration,)), Cluster("m1", taints=(taint,)), T0)
     assert due == (T0 + dt.timedelta(seconds=want) if not isinstance(want, bool) else want)
+
+
+def test_the_earliest_trigger_pairs_each_used_toleration_with_every_taint_it_tolerates() -> None:
+    """GetMinTolerationTimeWithCurrentTime (helper/taint.go): taint A (added T) is first tolerated by a 300s
+    toleration, taint B (added T+100s) by a 60s one that tolerates A as well: the trigger is A + 60s, not
+    min(A + 300s, B + 60s)."""
+    from engine.failover.controllers import Failover, taint_eviction_due
+    from engine.inputs.facts import Cluster, Taint
+
+    only_a = {"key": "a", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": 300}
+    any_taint = {"key": "", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": 60}
+    taints = (Taint("a", "", "NoExecute", T0), Taint("b", "", "NoExecute", T0 + dt.timedelta(seconds=100)))
+    due = taint_eviction_due(Failover(tolerations=(only_a, any_taint)), Cluster("m1", taints=taints), T0)
+    assert due == T0 + dt.timedelta(seconds=60)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "want"),
+    [
+        (9_223_372_036, dt.datetime(2319, 3, 14, 9, 47, 16, tzinfo=dt.UTC)),  # the largest: 292 years on
+        (10_000_000_000, True),  # 10^19 ns wraps to minus 267 years: Karmada evicts at once
+        (2**62, True),  # wraps to exactly 0 ns: the trigger is the taint's own time
+    ],
+)
+def test_taint_toleration_seconds_overflow_as_go_computes_them(seconds: int, want: object) -> None:
+    """timeAdded.Add(time.Duration(seconds) * time.Second): the product wraps around int64 nanoseconds."""
+    from engine.failover.controllers import Failover, taint_eviction_due
+    from engine.inputs.facts import Cluster, Taint
+
+    toleration = {"key": "k", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": seconds}
+    cluster = Cluster("m1", taints=(Taint("k", "", "NoExecute", T0),))
+    assert taint_eviction_due(Failover(tolerations=(toleration,)), cluster, T0) == want

@@ -32,6 +32,10 @@ _REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
 _FACT_TYPE = re.compile(r"[a-z][a-z0-9_]*")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+INT32_MAX = 2**31 - 1  # tolerationSeconds and gracePeriodSeconds of a failover behaviour are *int32
+INT64_MAX = 2**63 - 1  # a toleration's tolerationSeconds is an *int64
+GO_DURATION_SECONDS = INT64_MAX // 1_000_000_000  # the longest time.Duration in whole seconds
+
 
 def _one_of(choices: Sequence[str]) -> str:
     return ", ".join(choices)
@@ -111,7 +115,7 @@ class _Checker:
             self.err("duplicate priority; a policy has one", extra.span)
         for priority in priorities:
             assert isinstance(priority, ast.Priority)
-            if not -(2**31) <= priority.value.value < 2**31:
+            if not -(2**31) <= priority.value.value <= INT32_MAX:
                 self.err("priority must fit a 32-bit integer (spec.priority is an int32)", priority.span)
         self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
         seen_tolerations: set[ast.Toleration] = set()
@@ -232,6 +236,15 @@ class _Checker:
             self.enum(tol.effect, "taint effect", TAINT_EFFECTS)
         if tol.seconds is not None and (tol.effect is None or tol.effect.value != "NoExecute"):
             self.err("'for' (tolerationSeconds) needs the effect NoExecute", tol.seconds.span)
+        if tol.seconds is not None and tol.seconds.seconds > INT64_MAX:
+            self.err(f"tolerationSeconds must fit a 64-bit integer (at most {INT64_MAX})", tol.seconds.span)
+        elif tol.seconds is not None and tol.seconds.seconds > GO_DURATION_SECONDS:
+            self.warn(
+                f"Karmada's taint manager adds tolerationSeconds as nanoseconds in an int64, which wraps past "
+                f"{GO_DURATION_SECONDS}s (292 years): the eviction can come at once; leave out 'for' to tolerate "
+                "forever",
+                tol.seconds.span,
+            )
 
     def spreads(self, spreads: list[ast.Spread]) -> None:
         """ValidateSpreadConstraint (karmada-reference.md §1.4), plus what fleetrules evaluates."""
@@ -318,6 +331,9 @@ class _Checker:
             if type(stmt) in seen and not isinstance(stmt, ast.Preserve):
                 self.err("duplicate statement in failover block", stmt.span)
             seen.add(type(stmt))
+            if isinstance(stmt, (ast.FailoverToleration, ast.Grace)) and stmt.duration.seconds > INT32_MAX:
+                what = "tolerationSeconds" if isinstance(stmt, ast.FailoverToleration) else "gracePeriodSeconds"
+                self.err(f"{what} must fit a 32-bit integer (at most {INT32_MAX}s, about 68 years)", stmt.duration.span)
             if isinstance(stmt, ast.FailoverToleration) and not is_app:
                 self.err(
                     "toleration is for application failover; cluster failover follows NoExecute taints "

@@ -10,13 +10,15 @@ clusters (Works), deleting before creating for ``Directly`` and injecting preser
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.compile.policies import tolerations
-from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint
+from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint, rfc3339
+from engine.kube import gojson
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
 from engine.kube.validation import label_value_problems
@@ -95,20 +97,31 @@ def task_problems(task: EvictionTask) -> list[str]:
     return problems
 
 
+def go_quote(text: str) -> str:
+    """A string as Go's %q shows it (close enough for the printable text of a JSONPath)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 class PreservationError(Exception):
     """A state preservation rule could not be evaluated: no task is built (Karmada cancels the eviction)."""
 
 
-def preserved_state(preservation: Preservation, status: ClusterStatus | None) -> dict[str, str]:
-    """BuildPreservedLabelState: each JSONPath on the workload's status in the cluster being left."""
+def preserved_state(preservation: Preservation, status: ClusterStatus | None, cluster: str) -> dict[str, str]:
+    """buildTaskOptions / extractStateForEviction, then BuildPreservedLabelState: each JSONPath on the
+    workload's status in the cluster being left, its output as it is (Karmada does not trim it; only its
+    tests do), errors in Karmada's words with the alias label in front."""
     if status is None or status.status is None:
-        raise PreservationError("the workload's status in that cluster is missing (status.aggregatedStatus)")
+        raise PreservationError(f"the application status has not yet been collected from Cluster({cluster})")
+    try:
+        raw = gojson.unmarshalled(status.status)
+    except gojson.NotJson as exc:
+        raise PreservationError(f"failed to unmarshal rawStatus: {exc}") from None
     out = {}
     for alias, path in preservation.rules:
         try:
-            out[alias] = jsonpath(path, status.status).strip()
+            out[alias] = jsonpath(path, raw)
         except JsonPathError as exc:
-            raise PreservationError(f"{alias} from {path}: {exc}") from None
+            raise PreservationError(f"{alias}: failed to execute jsonpath {go_quote(path)}: {exc}") from None
     return out
 
 
@@ -153,36 +166,59 @@ def _evict(binding: Binding, cluster: str, task: EvictionTask) -> Binding:
     return replace(binding, clusters=clusters, eviction_tasks=(*binding.eviction_tasks, task))
 
 
-def _task(world: World, binding: Binding, cluster: str, app: bool) -> EvictionTask:
+def _task(world: World, binding: Binding, cluster: str, app: bool, before: tuple[str, ...] = ()) -> EvictionTask:
+    """The task Karmada's controller builds (no message: neither controller sets one). ``before`` is the
+    binding's clusters when its application failover pass began (evictBinding takes them once, before
+    it evicts the first cluster)."""
     f = world.failover[binding.key]
     state = f.app_state if app else f.cluster_state
-    preserved = preserved_state(state, world.health(binding, cluster)) if state else {}
+    preserved = preserved_state(state, world.health(binding, cluster), cluster) if state else {}
     if app:
         return EvictionTask(
             creation_timestamp=world.now,
             from_cluster=cluster,
             purge_mode=f.app_purge,
             reason="ApplicationFailure",
-            message=f"application unhealthy in {cluster} for longer than {f.toleration_seconds}s",
             producer=APP_PRODUCER,
             grace_period_seconds=f.grace_seconds if f.app_purge == "Gracefully" else None,
             suppress_deletion=True if f.app_purge == "Never" else None,
             preserved_label_state=preserved,
-            clusters_before_failover=binding.cluster_names if state else (),
+            clusters_before_failover=(before or binding.cluster_names) if state else (),
         )
     return EvictionTask(
         creation_timestamp=world.now,
         from_cluster=cluster,
         purge_mode=f.cluster_purge,
         reason="TaintUntolerated",
-        message=f"cluster {cluster} has a NoExecute taint the placement does not tolerate",
         producer=TAINT_PRODUCER,
         preserved_label_state=preserved,
     )
 
 
-def application_failover(world: World) -> Iterator[tuple[str, str, bool]]:
-    """(binding, cluster, app=True) for each workload Unhealthy for longer than tolerationSeconds (§4.4)."""
+NEVER = dt.datetime.max.replace(tzinfo=dt.UTC)
+_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
+def later(t: dt.datetime, seconds: int) -> dt.datetime:
+    """``t`` plus ``seconds``; past what a datetime holds is NEVER (no simulation reaches it)."""
+    try:
+        return t + dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return NEVER
+
+
+def _go_after(t: dt.datetime, seconds: int) -> dt.datetime:
+    """timeAdded.Add(time.Duration(seconds) * time.Second) as Go computes it: the nanoseconds wrap
+    around int64, so a toleration beyond 9,223,372,036 s (292 years) lands in the past or the far future."""
+    nanoseconds = (seconds * 1_000_000_000 + 2**63) % 2**64 - 2**63
+    try:
+        return t + dt.timedelta(microseconds=nanoseconds // 1000)
+    except OverflowError:
+        return NEVER if nanoseconds > 0 else _EARLIEST
+
+
+def application_failover(world: World) -> Iterator[tuple[str, str, bool, str]]:
+    """(binding, cluster, app=True, why) for each workload Unhealthy for longer than tolerationSeconds (§4.4)."""
     for key, binding in sorted(world.bindings.items()):
         f = world.failover.get(key)
         if f is None or not f.app:
@@ -194,10 +230,12 @@ def application_failover(world: World) -> Iterator[tuple[str, str, bool]]:
                 world.unhealthy_since.pop(seen, None)
                 continue
             since = world.unhealthy_since.setdefault(seen, world.health_since.get(seen, world.now))
-            if status.cluster in binding.cluster_names and world.now > since + dt.timedelta(
-                seconds=f.toleration_seconds
-            ):
-                yield key, status.cluster, True
+            if status.cluster in binding.cluster_names and world.now > later(since, f.toleration_seconds):
+                why = (
+                    f"application failover: Unhealthy on {status.cluster} since {rfc3339(since)}, "
+                    f"longer than its tolerationSeconds {f.toleration_seconds}"
+                )
+                yield key, status.cluster, True, why
 
 
 def _tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
@@ -208,38 +246,58 @@ def _tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
     )
 
 
-def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool | dt.datetime:
-    """needEvictionWithCurrentTime (§4.3): True (evict now), False (never), or when to look again."""
+def _taint(taint: Taint) -> str:
+    return f"{taint.key}{'=' + taint.value if taint.value else ''}:{taint.effect}"
+
+
+def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[bool | dt.datetime, str]:
+    """needEvictionWithCurrentTime (§4.3): True (evict now), False (never), or when to look again; and why."""
     taints = [t for t in cluster.taints if t.effect == "NoExecute"]
     if not taints:
-        return False
+        return False, ""
     used = []
-    for taint in taints:
+    for taint in taints:  # GetMatchingTolerations: each taint's first toleration
         match = next((t for t in f.tolerations if _tolerates(t, taint)), None)
         if match is None:
-            return True
-        used.append((taint, match))
+            return True, f"taint manager: {cluster.name} has the NoExecute taint {_taint(taint)}, not tolerated"
+        used.append(match)
+    # GetMinTolerationTimeWithCurrentTime: every used toleration with seconds against every taint it
+    # tolerates (not only the taint it was picked for); the earliest trigger time; not after now is "now"
     triggers = [
-        taint.time_added + dt.timedelta(seconds=int(tol["seconds"]))
-        for taint, tol in used
-        if tol.get("seconds") is not None and taint.time_added is not None
+        (_go_after(taint.time_added, int(tol["seconds"])), taint, int(tol["seconds"]))
+        for tol in used
+        if tol.get("seconds") is not None
+        for taint in taints
+        if taint.time_added is not None and _tolerates(tol, taint)
     ]
     if not triggers:
-        return False
-    earliest = min(triggers)
-    # GetMinTolerationTimeWithCurrentTime: a trigger time not after now is 0, "evict now"
-    return True if earliest <= now else earliest
+        return False, ""
+    earliest, taint, seconds = min(triggers, key=lambda t: t[0])
+    if earliest > now:
+        return earliest, ""
+    why = (
+        f"taint manager: {cluster.name} has had the NoExecute taint {_taint(taint)} since "
+        f"{rfc3339(taint.time_added) if taint.time_added else '?'}, tolerated for {seconds}s"
+    )
+    return True, why
 
 
-def taint_manager(world: World) -> Iterator[tuple[str, str, bool]]:
+def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool | dt.datetime:
+    return taint_eviction(f, cluster, now)[0]
+
+
+def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
     for key, binding in sorted(world.bindings.items()):
         f = world.failover.get(key)
         if f is None:
             continue
         for name in binding.cluster_names:
             cluster = world.clusters.get(name)
-            if cluster is not None and taint_eviction_due(f, cluster, world.now) is True:
-                yield key, name, False
+            if cluster is None:
+                continue
+            due, why = taint_eviction(f, cluster, world.now)
+            if due is True:
+                yield key, name, False, why
 
 
 def task_timeout(task: EvictionTask) -> int:
@@ -314,9 +372,9 @@ class RuleEviction:
     message: str
 
 
-def _rule_task(world: World, binding: Binding, e: RuleEviction) -> EvictionTask:
+def _rule_task(world: World, binding: Binding, e: RuleEviction, before: tuple[str, ...]) -> EvictionTask:
     """A rule's eviction follows the policy's application failover (purge mode, grace, state)."""
-    task = _task(world, binding, e.cluster, app=True)
+    task = _task(world, binding, e.cluster, True, before)
     return replace(task, reason=e.reason, message=e.message, producer=f"fleetrules rule {e.rule}")
 
 
@@ -325,7 +383,9 @@ def _failed(world: World, key: str, cluster: str, error: str, source: str) -> En
     return Entry(world.now, EntryKind.EVICTION_FAILED, key, cluster, {"error": error, "source": source})
 
 
-def _preservation_blocked(world: World, app_triggers: Sequence[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+def _preservation_blocked(
+    world: World, app_triggers: Sequence[tuple[str, str]], before: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, str]]:
     """binding → (the cluster at which building its tasks failed, why). The application failover controller
     builds every task of a binding before it updates it, and returns at the first error (applicationfailover
     rb_application_failover_controller.go evictBinding): then no cluster of that binding is evicted."""
@@ -335,10 +395,13 @@ def _preservation_blocked(world: World, app_triggers: Sequence[tuple[str, str]])
         if key in blocked or binding is None or cluster not in binding.cluster_names:
             continue
         try:
-            _task(world, binding, cluster, True)
+            _task(world, binding, cluster, True, before[key])
         except PreservationError as exc:
             blocked[key] = (cluster, str(exc))
     return blocked
+
+
+Trigger = tuple[str, str, "bool | RuleEviction", str]  # binding, cluster, app (or the rule's eviction), why
 
 
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
@@ -346,10 +409,15 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
     and the bindings evicted."""
     entries: list[Entry] = []
     evicted: set[str] = set()
-    triggers: list[tuple[str, str, bool | RuleEviction]] = [*application_failover(world), *taint_manager(world)]
-    triggers += [(e.binding, e.cluster, e) for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))]
-    blocked = _preservation_blocked(world, [(k, c) for k, c, why in triggers if why is True])
-    for key, cluster, why in triggers:
+    triggers: list[Trigger] = [*application_failover(world), *taint_manager(world)]
+    triggers += [
+        (e.binding, e.cluster, e, f"rule {e.rule}: {e.reason}")
+        for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))
+    ]
+    # clustersBeforeFailover: the binding's clusters when the pass began, whatever it evicts first
+    before = {key: world.bindings[key].cluster_names for key, _, _, _ in triggers if key in world.bindings}
+    blocked = _preservation_blocked(world, [(k, c) for k, c, app, _ in triggers if app is True], before)
+    for key, cluster, why, because in triggers:
         binding = world.bindings.get(key)
         if binding is None or cluster not in binding.cluster_names:
             continue  # not a target (any more): the first eviction stands
@@ -364,9 +432,9 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         state = f.cluster_state if why is False else f.app_state
         try:
             task = (
-                _rule_task(world, binding, why)
+                _rule_task(world, binding, why, before[key])
                 if isinstance(why, RuleEviction)
-                else _task(world, binding, cluster, why)
+                else _task(world, binding, cluster, why, before[key])
             )
         except PreservationError as exc:
             source = state.source if state else ""
@@ -379,7 +447,9 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
             continue
         world.bindings[key] = _evict(binding, cluster, task)
         evicted.add(key)
-        detail = {"rule": why.rule, "source": why.source} if isinstance(why, RuleEviction) else {}
+        detail: dict[str, Any] = {"because": because}
+        if isinstance(why, RuleEviction):
+            detail |= {"rule": why.rule, "source": why.source}
         task = world.bindings[key].eviction_tasks[-1]
         entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task))
     return entries, evicted

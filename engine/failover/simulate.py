@@ -113,6 +113,7 @@ class Simulator:
                         e.task,
                         rule=str(e.detail.get("rule", "")),
                         source=str(e.detail.get("source", "")),
+                        because=str(e.detail.get("because", "")),
                         clusters=self.world.bindings[e.binding].cluster_names,
                         injected_labels={c: labels for c, labels in works.items() if labels},
                         label_problems=tuple(p for labels in works.values() for p in label_problems(labels)),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import Diagnostic, FactError, Span, error
-from engine.inputs.facts import TimeOutOfRange, parse_time
+from engine.inputs.facts import LAST_YEAR, TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
 from engine.inputs.yaml import load_file
 from engine.syntax.parse import duration_seconds
@@ -47,6 +47,15 @@ class Event:
 
     def error(self, message: str) -> FactError:
         return FactError([error(message, self.span)])
+
+
+def _offset(start: dt.datetime, seconds: int) -> dt.datetime | None:
+    """``start`` plus ``seconds``, or None past the last year fleetrules computes with."""
+    try:
+        when = start + dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+    return when if when.year <= LAST_YEAR else None
 
 
 def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
@@ -81,8 +90,13 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
             out.append(error(message, document.span(raw, "at") if "at" in raw else where))
             continue
         seconds = int(at) if at.isdigit() else duration_seconds(at)
+        when = _offset(start, seconds)
+        if when is None:
+            message = f"events[{index}].at: {at} after start is past the year {LAST_YEAR}"
+            out.append(error(message, document.span(raw, "at")))
+            continue
         fields = {str(k): str(v) for k, v in raw[kinds[0]].items()}
-        events.append(Event(start + dt.timedelta(seconds=seconds), EventKind(kinds[0]), fields, where))
+        events.append(Event(when, EventKind(kinds[0]), fields, where))
     if out:
         raise FactError(out)
     return start, sorted(events, key=lambda e: e.at)

@@ -218,7 +218,10 @@ def task_data(task: EvictionTask) -> dict[str, Any]:
     data: dict[str, Any] = {"fromCluster": task.from_cluster, "purgeMode": task.purge_mode}
     if task.replicas is not None:
         data["replicas"] = task.replicas
-    data |= {"reason": task.reason, "message": task.message, "producer": task.producer}
+    data["reason"] = task.reason
+    if task.message:
+        data["message"] = task.message
+    data["producer"] = task.producer
     if task.grace_period_seconds is not None:
         data["gracePeriodSeconds"] = task.grace_period_seconds
     if task.suppress_deletion is not None:

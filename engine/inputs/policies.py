@@ -74,6 +74,23 @@ class _Converter:
             value = str(value)
         return ast.Word(value, span=self.field_span(obj, path))
 
+    def integer(self, obj: dict[str, Any], key: str, path: str, bits: int = 64) -> int | None:
+        """``obj[key]`` as the API server takes an integer field: absent is None, any other type is the
+        structural schema's error, and a value the field's Go type cannot hold is refused."""
+        value = obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            kind = {bool: "boolean", str: "string", float: "number", list: "array", dict: "object"}.get(
+                type(value), type(value).__name__
+            )
+            self.fail(obj, path, f'Invalid value: "{kind}": {path} in body must be of type integer: "{kind}"')
+            return None
+        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            self.fail(obj, path, f"Invalid value: {value}: must fit a {bits}-bit integer")
+            return None
+        return value
+
     def words(self, values: Any, obj: Any, path: str) -> tuple[ast.Word, ...]:
         if not isinstance(values, list):
             self.fail(obj, path, "expected a list")
@@ -373,8 +390,8 @@ class _Converter:
         key = self.word(tol["key"], tol, f"{path}.key") if tol.get("key") else None
         value = self.word(tol.get("value", ""), tol, f"{path}.value") if operator == "Equal" else None
         effect = self.word(tol["effect"], tol, f"{path}.effect") if tol.get("effect") else None
-        seconds = tol.get("tolerationSeconds")
-        duration = ast.Duration(int(seconds), span=self.span(tol)) if isinstance(seconds, int) else None
+        seconds = self.integer(tol, "tolerationSeconds", f"{path}.tolerationSeconds")
+        duration = ast.Duration(seconds, span=self.span(tol)) if seconds is not None else None
         return ast.Toleration(key, value, effect, duration, span=self.span(tol))
 
     def spread(self, sc: dict[str, Any], path: str) -> list[ast.Spread]:
@@ -385,13 +402,13 @@ class _Converter:
             )
             return []
         field = self.word(sc.get("spreadByField") or "cluster", sc, f"{path}.spreadByField")
-        low = sc.get("minGroups")
-        high = sc.get("maxGroups")
+        low = self.integer(sc, "minGroups", f"{path}.minGroups")
+        high = self.integer(sc, "maxGroups", f"{path}.maxGroups")
         return [
             ast.Spread(
                 field,
-                ast.Number(low, span=self.span(sc)) if isinstance(low, int) else None,
-                ast.Number(high, span=self.span(sc)) if isinstance(high, int) else None,
+                ast.Number(low, span=self.span(sc)) if low is not None else None,
+                ast.Number(high, span=self.span(sc)) if high is not None else None,
                 span=self.span(sc),
             )
         ]
@@ -418,13 +435,12 @@ class _Converter:
             path = f"spec.failover.{kind}"
             self.known(block, {"decisionConditions", "purgeMode", "gracePeriodSeconds", "statePreservation"}, path)
             stmts: list[ast.FailoverStmt] = []
-            seconds = self.mapping(block.get("decisionConditions"), block, f"{path}.decisionConditions").get(
-                "tolerationSeconds"
-            )
-            if isinstance(seconds, int) and seconds < 0:
+            conditions = self.mapping(block.get("decisionConditions"), block, f"{path}.decisionConditions")
+            seconds = self.integer(conditions, "tolerationSeconds", f"{path}.decisionConditions.tolerationSeconds", 32)
+            if seconds is not None and seconds < 0:
                 where = f"{path}.decisionConditions.tolerationSeconds"
                 self.fail(block, where, f"Invalid value: {seconds}: must be greater than or equal to 0")
-            elif isinstance(seconds, int):
+            elif seconds is not None:
                 stmts.append(
                     ast.FailoverToleration(ast.Duration(seconds, span=self.span(block)), span=self.span(block))
                 )
@@ -432,10 +448,9 @@ class _Converter:
                 stmts.append(
                     ast.Purge(self.word(block["purgeMode"], block, f"{path}.purgeMode"), span=self.span(block))
                 )
-            if isinstance(block.get("gracePeriodSeconds"), int):
-                stmts.append(
-                    ast.Grace(ast.Duration(block["gracePeriodSeconds"], span=self.span(block)), span=self.span(block))
-                )
+            grace = self.integer(block, "gracePeriodSeconds", f"{path}.gracePeriodSeconds", 32)
+            if grace is not None:
+                stmts.append(ast.Grace(ast.Duration(grace, span=self.span(block)), span=self.span(block)))
             preservation = self.mapping(block.get("statePreservation"), block, f"{path}.statePreservation")
             for i, rule in enumerate(preservation.get("rules") or []):
                 r = self.mapping(rule, preservation, f"{path}.statePreservation.rules[{i}]")

@@ -2,7 +2,8 @@
 
 Safe by construction: only the standard tags, duplicate keys refused (as Kubernetes' decoder
 refuses them), nesting and alias expansion bounded, and the values a Kubernetes API server would
-hold (timestamps and binary stay the strings they are in JSON). Every mapping and list remembers
+hold (timestamps and binary stay the strings they are in JSON; map keys are strings, ``1`` and
+``true`` written "1" and "true" as sigs.k8s.io/yaml converts them). Every mapping and list remembers
 where it and each of its entries stood, so that a problem found later in a field is reported at
 ``file:line:col``.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import yaml
 
 from engine.errors import Diagnostic, Span, error
+from engine.kube import gojson
 
 MAX_DEPTH = 200  # nested mappings and lists in one document
 MAX_VALUES = 1_000_000  # values of a document with every alias expanded: a "billion laughs" stays small
@@ -100,6 +102,11 @@ class _Loader(_Base):  # type: ignore[misc]
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
                 )
+            if not isinstance(key, str):  # as sigs.k8s.io/yaml makes JSON of it: 1 → "1", true → "true"
+                try:
+                    key = gojson.map_key(key)
+                except gojson.NotJson as exc:
+                    raise yaml.constructor.ConstructorError(None, None, str(exc), key_node.start_mark) from None
             if key in first and id(key_node) in own and id(first[key]) in own:
                 line = first[key].start_mark.line + 1
                 raise yaml.constructor.ConstructorError(

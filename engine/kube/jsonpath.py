@@ -8,10 +8,11 @@ client-go's ``AllowMissingKeys(false)``; several results of one action are joine
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from engine.kube import gojson
 
 
 class JsonPathError(ValueError):
@@ -401,17 +402,11 @@ def _evaluate(expression: Expression, root: Any, lenient: bool = False) -> list[
 
 
 def format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    """As client-go prints one result: a map or list by json.Marshal, a scalar by fmt.Fprint (so numbers,
+    all float64 after json.Unmarshal, print as Go prints them: 1e+07)."""
+    if isinstance(value, (dict, list)):
+        return gojson.marshal(value)
+    return "null" if value is None else gojson.fprint(value)
 
 
 def _render(nodes: tuple[Node, ...], current: Any, out: list[str]) -> None:
@@ -432,6 +427,10 @@ def _render(nodes: tuple[Node, ...], current: Any, out: list[str]) -> None:
 def evaluate(template: str | tuple[Node, ...], data: Any) -> str:
     """Render ``template`` against ``data``; raise JsonPathError on a malformed template or missing key."""
     nodes = parse(template) if isinstance(template, str) else template
+    try:
+        data = gojson.unmarshalled(data)
+    except gojson.NotJson as exc:
+        raise JsonPathError(str(exc)) from None
     out: list[str] = []
     _render(nodes, data, out)
     return "".join(out)

@@ -4,11 +4,12 @@ NS/NAME, clusters by name, reasons by rule, source and message."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
-from engine.inputs.facts import rfc3339
+from engine.inputs.facts import rfc3339, task_data
 from engine.results import Eviction, Explanation, Placement, Result
 from engine.schedule.reschedule import SETTLED
 
@@ -127,10 +128,43 @@ def explanation_lines(e: Explanation, indent: str = "  ") -> list[str]:
     return lines
 
 
-def explain_text(p: Placement, cluster: str) -> str:
+def eviction_lines(e: Eviction) -> list[str]:
+    """What failover did to the binding on this cluster at the evaluation time, for `explain --now`."""
+    when = rfc3339(e.time)
+    if e.task is None:
+        lines = [f"{e.binding} on {e.cluster}: eviction failed at {when}", f"  {e.error}"]
+        return lines + ([f"  [{e.source}]"] if e.source else [])
+    lines = [f"{e.binding} on {e.cluster}: evicted at {when}"]
+    if e.because:
+        lines.append(f"  by {e.because}" + (f"  [{e.rule} at {e.source}]" if e.rule else ""))
+    lines.append("  task: " + ", ".join(f"{k} {_shown(v)}" for k, v in task_data(e.task).items()))
+    lines.append(f"  now on: {', '.join(e.clusters) or '(none)'}")
+    for target, labels in e.injected_labels.items():
+        lines.append(f"  labels injected on {target}: " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    lines += [f"  the member cluster refuses it: {problem}" for problem in e.label_problems]
+    return lines
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def explain_text(p: Placement, cluster: str, evictions: Sequence[Eviction] = ()) -> str:
+    """Why ``cluster`` is or is not one of ``p``'s clusters; first what failover did there, if anything."""
+    before = [line for e in evictions for line in eviction_lines(e)]
+    if before:
+        before.append("then, in the scheduler:")
+    return "\n".join(before + _decision_lines(p, cluster)) + "\n"
+
+
+def _decision_lines(p: Placement, cluster: str) -> list[str]:
     if p.settled:
         where = "one of its clusters" if cluster in p.clusters else "not one of its clusters"
-        return f"{p.binding} on {cluster}: {where}; the scheduler would not run it ({SETTLED}; --reschedule all)\n"
+        return [f"{p.binding} on {cluster}: {where}; the scheduler would not run it ({SETTLED}; --reschedule all)"]
     if cluster in p.clusters:
         verdict = f"selected (score {p.scores.get(cluster, 0)})"
         if p.replicas.get(cluster):
@@ -151,4 +185,4 @@ def explain_text(p: Placement, cluster: str) -> str:
             lines += explanation_lines(e)
     elif cluster not in p.rejected:
         lines.append("no rule rejected or preferred it")
-    return "\n".join(lines) + "\n"
+    return lines

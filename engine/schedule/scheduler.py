@@ -57,7 +57,8 @@ class Scheduler:
         self.placement_ids: dict[str, list[str]] = defaultdict(list)
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
-        self.owned: dict[tuple[str, str], list[str]] = {}  # (owner key, what) → fact ids
+        # (owner key, what) → the facts asserted for it and their ids
+        self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], list[str]]] = {}
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
@@ -71,9 +72,18 @@ class Scheduler:
     def close(self) -> None:
         self.session.close()
 
+    def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
+        """Make ``facts`` the facts ``owner`` has for ``what``: unchanged ones stay asserted (explanations
+        already given keep their facts), changed ones are retracted and asserted anew."""
+        if (owner, what) in self.owned:
+            if self.owned[(owner, what)][0] == facts:
+                return
+            self._retract_owned(owner, what)
+        ids = [self.session.assert_fact(fact_type, props) for props in facts]
+        self.owned[(owner, what)] = (facts, ids)
+
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
-        ids = [self.session.assert_fact(MEMBER, encoding.member(owner, list_field, v)) for v in values]
-        self.owned[(owner, list_field)] = ids
+        self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
 
     def load(self) -> None:
         """Assert the input facts, those that rules only test for absence first (members, tolerations,
@@ -104,32 +114,26 @@ class Scheduler:
         self.reset()
 
     def _tasks(self, binding: Binding) -> None:
-        ids = [
-            self.session.assert_fact("eviction_task", encoding.eviction_task(binding, t))
-            for t in binding.eviction_tasks
-        ]
-        self.owned[(encoding.binding_owner(binding.key), "tasks")] = ids
+        tasks = [encoding.eviction_task(binding, t) for t in binding.eviction_tasks]
+        self._own(encoding.binding_owner(binding.key), "tasks", "eviction_task", tasks)
 
     def _taints(self, cluster: Cluster) -> None:
-        ids = [self.session.assert_fact("taint", encoding.taint(cluster.name, t)) for t in cluster.taints]
-        self.owned[(encoding.cluster_owner(cluster.name), "taints")] = ids
+        taints = [encoding.taint(cluster.name, t) for t in cluster.taints]
+        self._own(encoding.cluster_owner(cluster.name), "taints", "taint", taints)
 
     def _retract_owned(self, owner: str, what: str) -> None:
-        for fact_id in self.owned.pop((owner, what), []):
+        for fact_id in self.owned.pop((owner, what), ([], []))[1]:
             self.session.retract(fact_id)
 
     # ------------------------------------------------------------ incremental updates (simulation)
     def update_cluster(self, cluster: Cluster) -> None:
         """A cluster's taints changed: retract and assert its taint facts only."""
-        self._retract_owned(encoding.cluster_owner(cluster.name), "taints")
         self.clusters = {**self.clusters, cluster.name: cluster}
         self._taints(cluster)
 
     def update_binding(self, binding: Binding) -> None:
         """A binding's target or eviction tasks changed: replace those facts only."""
         owner = encoding.binding_owner(binding.key)
-        self._retract_owned(owner, "tasks")
-        self._retract_owned(owner, "clusters")
         self._member(owner, "clusters", binding.cluster_names)
         self._tasks(binding)
 

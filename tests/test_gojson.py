@@ -1,0 +1,84 @@
+"""Values as Karmada's Go code holds and prints them (engine/kube/gojson.py): json.Unmarshal makes every
+number a float64, client-go's JSONPath prints scalars with fmt.Fprint and maps with json.Marshal, and
+sigs.k8s.io/yaml turns YAML map keys into strings. The expected strings are Go's own output."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from engine.inputs.yaml import load_text
+from engine.kube import gojson
+from engine.kube.jsonpath import JsonPathError, evaluate
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [
+        (10_000_000, "1e+07"),  # fmt.Sprint(float64(10000000))
+        (123_456, "123456"),
+        (1_234_567, "1.234567e+06"),
+        (2.5, "2.5"),
+        (100.0, "100"),
+        (0.0001, "0.0001"),
+        (0.00001, "1e-05"),
+        (-0.5, "-0.5"),
+        (0, "0"),
+        (2**53 + 1, "9.007199254740992e+15"),  # past float64's integers
+    ],
+)
+def test_scalars_print_as_fmt_fprint_prints_a_float64(value: Any, printed: str) -> None:
+    assert evaluate("{.v}", {"v": value}) == printed
+
+
+@pytest.mark.parametrize(
+    ("value", "marshalled"),
+    [
+        ({"b": 1, "a": [2.0, 1e21, 1e20, 1e-7, 0.5]}, '{"a":[2,1e+21,100000000000000000000,1e-7,0.5],"b":1}'),
+        ({"html": "<a&b>", "u": "é\u2028"}, '{"html":"\\u003ca\\u0026b\\u003e","u":"é\\u2028"}'),
+        ({"n": None, "t": True, "s": "line\nnext"}, '{"n":null,"s":"line\\nnext","t":true}'),
+    ],
+)
+def test_maps_and_lists_print_as_json_marshal(value: Any, marshalled: str) -> None:
+    assert evaluate("{.v}", {"v": value}) == marshalled
+
+
+@pytest.mark.parametrize(
+    ("key", "text"),
+    [(1, "1"), (True, "true"), (False, "false"), (2.5, "2.5"), (3.14159265358979, "3.1415927"), (1e20, "1e+20")],
+)
+def test_yaml_keys_become_strings_as_sigs_k8s_io_yaml_writes_them(key: Any, text: str) -> None:
+    """convertToJSONableObject: strconv.FormatFloat(key, 'g', -1, 32) for floats."""
+    assert gojson.map_key(key) == text
+
+
+def test_a_snapshot_with_mixed_keys_loads_with_string_keys() -> None:
+    (document,), problems = load_text("status: {1: a, true: b, b: c, 2.5: d, when: 2026-01-01T00:00:00Z}\n", "s.yaml")
+    assert not problems
+    assert document.value["status"] == {"1": "a", "true": "b", "b": "c", "2.5": "d", "when": "2026-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{1: a, '1': b}\n", "duplicate key '1'"),  # the same JSON key twice
+        ("{null: a}\n", "unsupported map key null"),
+    ],
+)
+def test_keys_json_cannot_hold_are_errors(text: str, message: str) -> None:
+    _, (problem,) = load_text(text, "s.yaml")
+    assert message in problem.message and problem.span.line == 1
+
+
+def test_python_values_are_taken_as_their_json() -> None:
+    """The Python API may hand a status with datetimes, bytes and tuples: each as Go marshals it."""
+    status = {"at": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "raw": b"hi", "ids": (1, 2)}
+    assert evaluate("{.at} {.raw} {.ids}", status) == "2026-01-02T03:04:05Z aGk= [1,2]"
+
+
+@pytest.mark.parametrize("value", [{"big": 10**400}, {"naive": dt.datetime(2026, 1, 1)}, {"set": {1}}])
+def test_values_json_cannot_hold_are_errors(value: Any) -> None:
+    with pytest.raises(JsonPathError):
+        evaluate("{.x}", value)
