@@ -69,7 +69,7 @@ def test_a_snapshot_with_mixed_keys_loads_with_string_keys() -> None:
 )
 def test_keys_json_cannot_hold_are_errors(text: str, message: str) -> None:
     _, (problem,) = load_text(text, "s.yaml")
-    assert message in problem.message and problem.span.line == 1
+    assert message in problem.message and problem.span is not None and problem.span.line == 1
 
 
 def test_python_values_are_taken_as_their_json() -> None:
