@@ -43,6 +43,7 @@ from engine.review.testing import TEST_SUFFIX, run_tests
 from engine.syntax.ast import File
 from engine.syntax.fmt import format_file
 from engine.syntax.parse import parse_partial
+from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -65,6 +66,30 @@ def _guarded(command: F) -> F:
             sys.exit(EXIT_USAGE)
 
     return run  # type: ignore[return-value]
+
+
+def _karmada_version(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    """--karmada-version, kept for the rule loading of whichever verb it was given to."""
+    if value is not None:
+        try:
+            ctx.meta[_VERSION_KEY] = karmada_version(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+
+_VERSION_KEY = "fleetrules.karmada_version"
+_KARMADA_VERSION = click.option(
+    "--karmada-version",
+    callback=_karmada_version,
+    expose_value=False,
+    is_eager=True,
+    help=f"The Karmada version whose behaviour to model where versions differ ({', '.join(KARMADA_VERSIONS)}; "
+    f"default {KARMADA_VERSION}).",
+)
+
+
+def _version() -> str:
+    return str(click.get_current_context().meta.get(_VERSION_KEY, KARMADA_VERSION))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,10 +128,16 @@ def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True
 )
+@_KARMADA_VERSION
+@click.option(
+    "--strict-karmada",
+    is_flag=True,
+    help="Report each fleetrules extension (rules, preferred terms, within) as an error.",
+)
 @_guarded
-def check(paths: Sequence[str], output_format: str) -> None:
+def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> None:
     """Parse and check rule files and directories (of *.fr files); report every problem."""
-    rule_set, diagnostics = load_rule_set(paths)
+    rule_set, diagnostics = load_rule_set(paths, version=_version(), strict=strict_karmada)
     errors = sum(d.is_error for d in diagnostics)
     if output_format == "json":
         report = {"diagnostics": [_diagnostic_json(d) for d in diagnostics]}
@@ -202,7 +233,7 @@ def _now(value: str | None) -> dt.datetime | None:
 
 def _rules(paths: Sequence[str]) -> RuleSet:
     """The rule set under ``paths``; its errors raise, its warnings go to stderr."""
-    rule_set, diagnostics = load_rule_set(paths)
+    rule_set, diagnostics = load_rule_set(paths, version=_version())
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise RuleError(errors, rule_set.sources)
@@ -252,6 +283,7 @@ _RESCHEDULE = click.option(
 @_NOW
 @_RESCHEDULE
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+@_KARMADA_VERSION
 @_guarded
 def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str) -> None:
     """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
@@ -266,6 +298,7 @@ def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, re
 @_RESCHEDULE
 @click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
 @click.option("--cluster", required=True, help="The cluster whose decision to explain.")
+@_KARMADA_VERSION
 @_guarded
 def explain(
     rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, binding: str, cluster: str
@@ -284,6 +317,7 @@ def explain(
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
+@_KARMADA_VERSION
 @_guarded
 def convert(paths: Sequence[str]) -> None:
     """Print PropagationPolicy / ClusterPropagationPolicy YAML as rule-language policies."""
@@ -297,6 +331,7 @@ def convert(paths: Sequence[str]) -> None:
 @_FACTS
 @click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_KARMADA_VERSION
 @_guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
@@ -353,6 +388,7 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 @click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
+@_KARMADA_VERSION
 @_guarded
 def diff_command(
     base: Sequence[str],
@@ -390,10 +426,11 @@ def diff_command(
 @main.command("test")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "output_format", type=click.Choice(["text", "junit"]), default="text", show_default=True)
+@_KARMADA_VERSION
 @_guarded
 def test_command(paths: Sequence[str], output_format: str) -> None:
     """Run rule tests (*_test.yaml files, below the current directory by default)."""
-    report = run_tests(paths or ["."])
+    report = run_tests(paths or ["."], _version())
     if not report.outcomes:
         raise UsageError(f"no test files (*{TEST_SUFFIX}) found")
     click.echo(junit(report) if output_format == "junit" else test_text(report), nl=False)

@@ -14,6 +14,7 @@ from engine.errors import Diagnostic, RuleError
 from engine.inputs.rules import RuleSet, read_rule_files
 from engine.syntax import ast
 from engine.syntax.parse import parse
+from engine.syntax.schema import KARMADA_VERSION
 
 
 @cache
@@ -31,11 +32,17 @@ def builtin_files() -> tuple[ast.File, ...]:
     return tuple(out)
 
 
-def load_rule_set(paths: Sequence[str | Path], extra: Sequence[ast.File] = ()) -> tuple[RuleSet, list[Diagnostic]]:
-    """Read and check every rule file under ``paths``; returns the rule set and all diagnostics."""
+def load_rule_set(
+    paths: Sequence[str | Path],
+    extra: Sequence[ast.File] = (),
+    version: str = KARMADA_VERSION,
+    strict: bool = False,
+) -> tuple[RuleSet, list[Diagnostic]]:
+    """Read and check every rule file under ``paths`` for Karmada ``version`` (``strict``: fleetrules'
+    extensions are errors); returns the rule set and all diagnostics."""
     read, sources, diagnostics = read_rule_files(paths)
     files = (*extra, *read)
-    diagnostics += check(files)
+    diagnostics += check(files, version, strict)
     if not any(d.is_error for d in diagnostics):
         # rule files of the library itself, named explicitly, are checked as the library is
         library = Path(str(files_of("engine.rules"))).resolve()
@@ -48,9 +55,9 @@ def load_rule_set(paths: Sequence[str | Path], extra: Sequence[ast.File] = ()) -
     return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)
 
 
-def load_rules(paths: Sequence[str | Path]) -> RuleSet:
-    """The checked rule set under ``paths``; raises RuleError listing every error found."""
-    rule_set, diagnostics = load_rule_set(paths)
+def load_rules(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> RuleSet:
+    """The checked rule set under ``paths`` for Karmada ``version``; raises RuleError listing every error."""
+    rule_set, diagnostics = load_rule_set(paths, version=version)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise RuleError(errors, rule_set.sources)

@@ -21,6 +21,8 @@ from engine.syntax.schema import (
     FAILOVER_KINDS,
     FIELD_SELECTOR_KEYS,
     INTERNAL_FACTS,
+    KARMADA_VERSION,
+    KARMADA_VERSIONS,
     PURGE_MODES,
     REPLICA_MODES,
     SPREAD_FIELDS,
@@ -42,8 +44,10 @@ def _one_of(choices: Sequence[str]) -> str:
 
 
 class _Checker:
-    def __init__(self, files: Sequence[ast.File]) -> None:
+    def __init__(self, files: Sequence[ast.File], version: str = KARMADA_VERSION, strict: bool = False) -> None:
         self.files = files
+        self.version = version
+        self.strict = strict  # fleetrules' extensions are errors: what Karmada cannot do
         self.out: list[Diagnostic] = []
         self.derived = self._derived_fact_fields()
 
@@ -77,7 +81,14 @@ class _Checker:
                     self.policy(item)
                 else:
                     self.rule(item)
+                    if not file.path.startswith("<builtin>"):
+                        self.extension("a rule (Karmada has no user-written scheduler rules)", item.name.span)
         return self.out
+
+    def extension(self, what: str, span: Span) -> None:
+        """--strict-karmada: a fleetrules extension, which Karmada would not do."""
+        if self.strict:
+            self.err(f"not Karmada: {what} is a fleetrules extension (--strict-karmada)", span)
 
     # ------------------------------------------------------------ words
     def problems(self, word: ast.Word, what: str, found: list[str]) -> None:
@@ -299,7 +310,10 @@ class _Checker:
             self.label_key(term.key, "groupByLabelKey")
             if term.topology is not None:
                 self.label_key(term.topology, "topology key")
+            if term.topology is not None:
+                self.extension(f"'within {term.topology.value}' (a workload term's topology)", term.topology.span)
             if term.preferred:
+                self.extension(f"a preferred workload {term.keyword} term", term.span)
                 if term.weight is None:
                     self.err("a preferred term needs a weight from 1 to 100", term.span)
                 elif not 1 <= term.weight.value <= 100:
@@ -363,7 +377,15 @@ class _Checker:
     def purge_mode(self, word: ast.Word, is_app: bool) -> None:
         if word.value in DEPRECATED_PURGE_MODES:
             new = DEPRECATED_PURGE_MODES[word.value]
-            self.warn(f"purge mode '{word.value}' is deprecated (removed in Karmada v1.19); use '{new}'", word.span)
+            if KARMADA_VERSIONS.index(self.version) >= KARMADA_VERSIONS.index("1.19"):
+                supported = ", ".join(f'"{m}"' for m in PURGE_MODES)
+                self.err(
+                    f'purgeMode: Unsupported value: "{word.value}": supported values: {supported} (removed in '
+                    f"Karmada v1.19; use '{new}', or --karmada-version 1.18)",
+                    word.span,
+                )
+            else:
+                self.warn(f"purge mode '{word.value}' is deprecated (removed in Karmada v1.19); use '{new}'", word.span)
             return
         if self.enum(word, "purge mode", PURGE_MODES) and not is_app and word.value == "Never":
             self.err("cluster failover accepts only Directly or Gracefully", word.span)
@@ -553,6 +575,7 @@ def _literal_comparisons(expr: ast.Expr) -> Iterator[tuple[ast.Path, ast.Literal
                     yield e.item, item
 
 
-def check(files: Sequence[ast.File]) -> list[Diagnostic]:
-    """Every semantic problem of the rule set formed by ``files``, in source order."""
-    return sorted(_Checker(files).run(), key=Diagnostic.sort_key)
+def check(files: Sequence[ast.File], version: str = KARMADA_VERSION, strict: bool = False) -> list[Diagnostic]:
+    """Every semantic problem of the rule set formed by ``files`` for Karmada ``version``, in source order;
+    with ``strict``, each use of a fleetrules extension is an error too."""
+    return sorted(_Checker(files, version, strict).run(), key=Diagnostic.sort_key)

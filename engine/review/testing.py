@@ -3,6 +3,7 @@
     rules: [policy.fr]           # relative to the test file
     facts: [facts]               # files or directories; `objects:` adds inline Karmada objects
     now: 2026-12-02T10:02:01Z    # optional: evaluate failover at this time
+    karmadaVersion: "1.18"       # optional: the Karmada version (default: the newest modelled)
     cases:
     - name: pipelines of a group never share a cluster
       expect:
@@ -36,9 +37,10 @@ from engine.inputs.objects import load_facts
 from engine.inputs.yaml import Document, load_file
 from engine.results import Result
 from engine.schedule.program import program
+from engine.syntax.schema import KARMADA_VERSION, karmada_version
 
 TEST_SUFFIX = "_test.yaml"
-_CASE_KEYS = {"name", "rules", "facts", "objects", "now", "expect"}
+_CASE_KEYS = {"name", "rules", "facts", "objects", "now", "karmadaVersion", "expect"}
 _EXPECT_KEYS = {"placements", "rejected", "evictions"}
 
 
@@ -114,7 +116,9 @@ def _dump(data: Any) -> list[str]:
     return yaml.safe_dump(data, sort_keys=True, default_flow_style=False).splitlines(keepends=True)
 
 
-def _case(test_file: Path, document: Document, defaults: dict[str, Any], index: int, report: Report) -> Outcome:
+def _case(
+    test_file: Path, document: Document, defaults: dict[str, Any], index: int, report: Report, version: str
+) -> Outcome:
     shown = document.marks.file
     cases = document.value["cases"]
     case = cases[index]
@@ -133,7 +137,8 @@ def _case(test_file: Path, document: Document, defaults: dict[str, Any], index: 
         return Outcome(shown, name, False, error=f"{where}: expect: a mapping of {', '.join(sorted(_EXPECT_KEYS))}")
     base = test_file.parent
     try:
-        rules = load_rules([base / str(r) for r in merged.get("rules") or []])
+        version = karmada_version(str(merged.get("karmadaVersion", version)))
+        rules = load_rules([base / str(r) for r in merged.get("rules") or []], version)
         facts = load_facts([base / str(f) for f in merged.get("facts") or []], merged.get("objects") or [])
         now = parse_time(str(merged["now"])) if merged.get("now") else None
         result = evaluate(rules, facts, now)
@@ -154,7 +159,9 @@ def _case(test_file: Path, document: Document, defaults: dict[str, Any], index: 
     return Outcome(shown, name, False, diff=diff)
 
 
-def run_tests(paths: Sequence[str | Path]) -> Report:
+def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> Report:
+    """Every case of the test files under ``paths``, for Karmada ``version`` unless a file or case
+    names its own (``karmadaVersion``)."""
     report = Report()
     for test_file in find_tests(paths):
         shown = display_path(test_file)
@@ -168,7 +175,7 @@ def run_tests(paths: Sequence[str | Path]) -> Report:
             message = f"{where}: expected one YAML document, a mapping with a list 'cases'"
             report.outcomes.append(Outcome(shown, "(file)", False, error=message))
             continue
-        defaults = {k: data[k] for k in ("rules", "facts", "objects", "now") if k in data}
+        defaults = {k: data[k] for k in ("rules", "facts", "objects", "now", "karmadaVersion") if k in data}
         for index in range(len(data["cases"])):
-            report.outcomes.append(_case(test_file, documents[0], defaults, index, report))
+            report.outcomes.append(_case(test_file, documents[0], defaults, index, report, version))
     return report

@@ -91,7 +91,24 @@ POLICY_SCOPE = "policy_scope"
 INTERNAL_FACTS = (MEMBER, POLICY_SCOPE)
 
 PURGE_MODES = ("Directly", "Gracefully", "Never")
+# accepted with a deprecation warning up to v1.18, removed in v1.19 (karmada commit 2aeae1ee)
 DEPRECATED_PURGE_MODES = {"Immediately": "Directly", "Graciously": "Gracefully"}
+
+# The Karmada minor versions whose differences fleetrules models; the newest is the default.
+KARMADA_VERSIONS = ("1.18", "1.19")
+KARMADA_VERSION = KARMADA_VERSIONS[-1]
+
+
+def karmada_version(text: str) -> str:
+    """ "v1.18.2", "1.18" → "1.18"; ValueError naming the modelled versions otherwise."""
+    parts = text.strip().removeprefix("v").split(".")
+    minor = ".".join(parts[:2])
+    if len(parts) < 2 or minor not in KARMADA_VERSIONS or not all(p.isdigit() for p in parts[:2]):
+        modelled = ", ".join(KARMADA_VERSIONS)
+        raise ValueError(f"{text!r} is not a Karmada version fleetrules models ({modelled}; e.g. v1.18.2)")
+    return minor
+
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 FIELD_SELECTOR_KEYS = ("provider", "region", "zone")
 FAILOVER_KINDS = ("application", "cluster")
