@@ -71,10 +71,16 @@ def evaluate(
             simulator = Simulator(scheduler, now)
             simulator.step()
             evictions = simulator.evictions()
-            # each binding as it stands at ``now``: an evicted one where the scheduler placed it afterwards
+            # each binding as it stands at ``now``: an evicted one where the scheduler placed it afterwards,
+            # with its open tasks and Works
             after = simulator.after_failover
             placements = tuple(
-                replace(after[p.binding], previous=p.previous, trigger=Trigger.FAILOVER) if p.binding in after else p
+                replace(
+                    replace(after[p.binding], previous=p.previous, trigger=Trigger.FAILOVER)
+                    if p.binding in after
+                    else p,
+                    at_now=simulator.state(p.binding) if p.binding in simulator.world.bindings else None,
+                )
                 for p in placements
             )
     finally:

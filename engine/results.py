@@ -46,6 +46,26 @@ class Explanation:
 
 
 @dataclass(frozen=True)
+class BindingState:
+    """A binding at the evaluation time, after the failover and graceful eviction controllers and the
+    binding controller ran (eval --now)."""
+
+    tasks: tuple[EvictionTask, ...] = ()  # the graceful eviction tasks still open
+    works: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # cluster with a Work → injected labels
+    tasks_ended: tuple[str, ...] = ()  # clusters whose task the graceful eviction controller removed then
+    works_deleted: tuple[str, ...] = ()  # clusters whose Work the binding controller deleted then
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tasks": [task_data(t) for t in self.tasks]}
+        out["works"] = {c: dict(labels) for c, labels in sorted(self.works.items())}
+        if self.tasks_ended:
+            out["tasksEnded"] = list(self.tasks_ended)
+        if self.works_deleted:
+            out["worksDeleted"] = list(self.works_deleted)
+        return out
+
+
+@dataclass(frozen=True)
 class Placement:
     binding: str  # NS/NAME
     policy: str | None
@@ -63,6 +83,7 @@ class Placement:
     settled: bool = False  # not run: it keeps spec.clusters (previous)
     # cluster → replicas of each selected cluster (spec.clusters[].replicas; 0 for a non-workload)
     replicas: Mapping[str, int] = field(default_factory=dict)
+    at_now: BindingState | None = None  # with an evaluation time: the binding's tasks and Works then
     # (cluster → explanations of every decision about it), for `fleetrules explain`
     explanations: Mapping[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
 

@@ -336,3 +336,44 @@ def test_explain_now_explains_the_eviction(tmp_path: Path, in_root: Path) -> Non
     # the scheduler's side, with every fact of the rule that rejected it (the eviction task included)
     assert "then, in the scheduler:" in lines and "    e: eviction_task " in result.stdout
     assert "?" not in result.stdout
+
+
+@pytest.mark.parametrize("output", ["text", "json", "yaml"])
+def test_eval_now_reports_open_tasks_and_works_in_every_format(output: str, in_root: Path) -> None:
+    """At 10:06 the earlier task from member3 (Gracefully, grace 600s, created 09:55) has timed out: the
+    graceful eviction controller removes it and the binding controller deletes member3's Work."""
+    args = ["eval", str(EXAMPLE / "policy.fr"), "--facts", str(EXAMPLE / "facts"), "--now", "2026-12-02T10:06:00Z"]
+    result = CliRunner().invoke(main, [*args, "-o", output])
+    assert result.exit_code == 0, result.stderr  # YAML output once failed on the trigger's enum
+    if output == "text":
+        assert "  tasks ended now: member3\n  works: member1\n  works deleted now: member3\n" in result.stdout
+        return
+    import yaml
+
+    data = json.loads(result.stdout) if output == "json" else yaml.safe_load(result.stdout)
+    (placement,) = data["placements"]
+    assert placement["atNow"] == {
+        "tasks": [],
+        "works": {"member1": {}},
+        "tasksEnded": ["member3"],
+        "worksDeleted": ["member3"],
+    }
+
+
+def test_eval_now_yaml_output_of_an_evicted_binding(in_root: Path) -> None:
+    facts = load_facts([EXAMPLE / "facts"])
+    statuses = [ClusterStatus("member1", "Unhealthy", facts.bindings[0].aggregated_status[0].status, T0)]
+    from dataclasses import replace
+
+    from engine.render.results import to_yaml
+
+    facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=tuple(statuses)),))
+    result = evaluate(load_rules([EXAMPLE / "policy.fr"]), facts, T0 + dt.timedelta(seconds=121))
+    import yaml
+
+    (placement,) = yaml.safe_load(to_yaml(result))["placements"]
+    assert placement["scheduledBecause"] == "evicted by failover at the evaluation time"
+    assert [t["fromCluster"] for t in placement["atNow"]["tasks"]] == ["member3", "member1"]
+    # Directly: member1's Work deleted at once; member3's kept while its Gracefully task is open
+    assert placement["atNow"]["worksDeleted"] == ["member1"]
+    assert list(placement["atNow"]["works"]) == ["member2", "member3"]

@@ -28,7 +28,7 @@ from engine.failover.controllers import (
 )
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import Binding, ClusterStatus, Taint, TargetCluster
-from engine.results import Entry, EntryKind, Eviction, Placement
+from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
@@ -123,6 +123,16 @@ class Simulator:
                 error = str(e.detail.get("error", ""))
                 out.append(Eviction(e.time, e.binding, e.cluster, None, error, source=str(e.detail.get("source", ""))))
         return tuple(out)
+
+    def state(self, key: str) -> BindingState:
+        """The binding now: its open tasks, its Works, and the tasks ended and Works deleted at this moment."""
+        now = [e for e in self.entries if e.binding == key and e.time == self.world.now]
+        return BindingState(
+            tasks=self.world.bindings[key].eviction_tasks,
+            works=dict(self.world.works.get(key, {})),
+            tasks_ended=tuple(e.cluster for e in now if e.kind is EntryKind.TASK_REMOVED),
+            works_deleted=tuple(e.cluster for e in now if e.kind is EntryKind.WORK_DELETED),
+        )
 
     def step(self) -> None:
         world = self.world

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from engine.inputs.facts import rfc3339, task_data
-from engine.results import Eviction, Explanation, Placement, Result
+from engine.results import BindingState, Eviction, Explanation, Placement, Result
 from engine.schedule.reschedule import SETTLED
 
 
@@ -38,7 +38,9 @@ def placement_data(p: Placement) -> dict[str, Any]:
     if p.settled:
         data["settled"] = SETTLED
     elif p.trigger:
-        data["scheduledBecause"] = p.trigger
+        data["scheduledBecause"] = str(p.trigger)
+    if p.at_now is not None:
+        data["atNow"] = p.at_now.data()
     return data
 
 
@@ -96,6 +98,8 @@ def to_text(result: Result) -> str:
             for cluster, reasons in p.rejected.items():
                 for r in reasons:
                     lines.append(f"    {cluster}: {r.message}  [{r.rule} at {r.source}]")
+        if p.at_now is not None:
+            lines += _state_lines(p.at_now)
         lines.append("")
     for key in result.unmatched:
         lines.append(f"{key}: no policy selects it")
@@ -103,6 +107,26 @@ def to_text(result: Result) -> str:
         lines.append(f"evictions at {rfc3339(result.now) if result.now else '?'}:")
         lines += [f"  {eviction_line(e)}" for e in result.evictions]
     return "\n".join(lines).rstrip("\n") + "\n" if lines else "no bindings\n"
+
+
+def _state_lines(state: BindingState) -> list[str]:
+    """The binding's tasks and Works at the evaluation time, in the text output."""
+    lines = []
+    for t in state.tasks:
+        since = rfc3339(t.creation_timestamp) if t.creation_timestamp else "?"
+        grace = f", grace {t.grace_period_seconds}s" if t.grace_period_seconds is not None else ""
+        keep = ", deletion suppressed" if t.suppress_deletion else ""
+        lines.append(f"  task: from {t.from_cluster} ({t.reason}, purge {t.purge_mode}{grace}{keep}) since {since}")
+    if state.tasks_ended:
+        lines.append(f"  tasks ended now: {', '.join(state.tasks_ended)}")
+    works = [
+        c + ("" if not labels else " (labels " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + ")")
+        for c, labels in sorted(state.works.items())
+    ]
+    lines.append(f"  works: {', '.join(works) or '(none)'}")
+    if state.works_deleted:
+        lines.append(f"  works deleted now: {', '.join(state.works_deleted)}")
+    return lines
 
 
 def eviction_line(e: Eviction) -> str:
