@@ -343,7 +343,7 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
         click.echo(render(d), err=True)
-    entries = run_simulation(rule_set, loaded, start, timeline)
+    entries = run_simulation(rule_set, loaded, start, timeline, lambda d: click.echo(render(d), err=True))
     if output == "json":
         click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:

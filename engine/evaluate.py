@@ -4,10 +4,10 @@ controllers after it on the same session; simulation through a timeline of event
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from engine.errors import UsageError
+from engine.errors import Diagnostic, UsageError
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
@@ -66,9 +66,11 @@ def evaluate(
     try:
         placements = scheduler.schedule_all(reschedule_all)
         evictions: tuple[Eviction, ...] = ()
+        notes: list[Diagnostic] = []
         if now is not None:
             scheduler.reset()
             simulator = Simulator(scheduler, now)
+            notes = simulator.warnings
             simulator.step()
             evictions = simulator.evictions()
             # each binding as it stands at ``now``: an evicted one where the scheduler placed it afterwards,
@@ -85,13 +87,25 @@ def evaluate(
             )
     finally:
         scheduler.close()
-    return Result(placements, evictions, scheduler.unmatched, now, (*facts.warnings, *scheduler.warnings()))
+    warnings = (*facts.warnings, *scheduler.warnings(), *notes)
+    return Result(placements, evictions, scheduler.unmatched, now, warnings)
 
 
-def simulate(rules: RuleSet, facts: Facts, start: dt.datetime, events: Sequence[Event]) -> tuple[Entry, ...]:
-    """Failover through time from ``start``: the timeline of what the events and controllers did."""
+def simulate(
+    rules: RuleSet,
+    facts: Facts,
+    start: dt.datetime,
+    events: Sequence[Event],
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> tuple[Entry, ...]:
+    """Failover through time from ``start``: the timeline of what the events and controllers did;
+    ``warn`` hears what will not happen as the policies say (a kind without a health interpreter)."""
     scheduler = scheduler_for(rules, facts)
     try:
-        return Simulator(scheduler, start).run(events)
+        simulator = Simulator(scheduler, start)
+        for d in simulator.warnings:
+            if warn is not None:
+                warn(d)
+        return simulator.run(events)
     finally:
         scheduler.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -377,3 +378,80 @@ def test_eval_now_yaml_output_of_an_evicted_binding(in_root: Path) -> None:
     # Directly: member1's Work deleted at once; member3's kept while its Gracefully task is open
     assert placement["atNow"]["worksDeleted"] == ["member1"]
     assert list(placement["atNow"]["works"]) == ["member2", "member3"]
+
+
+def _custom_kind_snapshot(tmp_path: Path, extra: str = "") -> list[str]:
+    """A binding of a CRD Karmada has no health interpreter for, Unhealthy for 10 minutes."""
+    (tmp_path / "snap.yaml").write_text(
+        "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
+        "metadata: {name: app-myapp, namespace: streaming}\nspec:\n"
+        "  resource: {apiVersion: example.com/v1, kind: MyApp, name: app, namespace: streaming}\n"
+        "  clusters: [{name: member1}]\nstatus:\n  aggregatedStatus:\n"
+        "  - {clusterName: member1, health: Unhealthy, healthSince: '2026-12-02T10:00:00Z', status: {jobId: j}}\n"
+        + extra
+    )
+    (tmp_path / "p.fr").write_text(
+        "policy p {\n  select { kind MyApp }\n  clusters { names member1, member2 }\n"
+        "  failover application {\n    toleration 1m\n    purge Directly\n  }\n}\n"
+    )
+    clusters = str(EXAMPLE / "facts" / "clusters.yaml")
+    return ["eval", str(tmp_path / "p.fr"), "--facts", clusters, "--facts", str(tmp_path / "snap.yaml")]
+
+
+def test_application_failover_needs_a_health_interpreter(tmp_path: Path, in_root: Path) -> None:
+    """applicationfailover bindingFilter: a kind without the InterpretHealth hook is never evicted."""
+    args = _custom_kind_snapshot(tmp_path)
+    result = CliRunner().invoke(main, [*args, "--now", "2026-12-02T10:10:00Z", "-o", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["evictions"] == []
+    assert "application failover never fires for it: Karmada cannot interpret the health of example.com/v1 MyApp" in (
+        result.stderr
+    )
+
+
+def test_a_resource_interpreter_customization_adds_the_health_hook(tmp_path: Path, in_root: Path) -> None:
+    customization = (
+        "---\napiVersion: config.karmada.io/v1alpha1\nkind: ResourceInterpreterCustomization\n"
+        "metadata: {name: myapp}\nspec:\n  target: {apiVersion: example.com/v1, kind: MyApp}\n"
+        "  customizations:\n    healthInterpretation: {luaScript: 'function InterpretHealth(o) return true end'}\n"
+    )
+    args = _custom_kind_snapshot(tmp_path, customization)
+    result = CliRunner().invoke(main, [*args, "--now", "2026-12-02T10:10:00Z", "-o", "json"])
+    assert result.exit_code == 0 and "never fires" not in result.stderr
+    (eviction,) = json.loads(result.stdout)["evictions"]
+    assert eviction["cluster"] == "member1" and eviction["task"]["reason"] == "ApplicationFailure"
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "enabled"),
+    [
+        ("apps/v1", "Deployment", True),
+        ("flink.apache.org/v1beta1", "FlinkDeployment", True),  # a third-party customization shipped
+        ("v1", "ConfigMap", False),
+        ("batch/v1", "Job", False),  # no native health interpreter for Jobs
+        ("example.com/v1", "MyApp", False),
+    ],
+)
+def test_built_in_health_interpreters(api_version: str, kind: str, enabled: bool) -> None:
+    from engine.kube.interpreter import HookRule, health_hook
+
+    assert health_hook(api_version, kind) is enabled
+    webhook = HookRule(("example.com",), ("*",), ("MyApp",))
+    assert health_hook(api_version, kind, [webhook]) is (enabled or kind == "MyApp")
+
+
+@pytest.mark.parametrize(("health", "kept"), [("Healthy", False), ("Unknown", False), ("", True)])
+def test_unhealthy_timers_follow_workload_unhealthy_map(health: str, kept: bool) -> None:
+    """deleteIrrelevantClusters drops a timer on Healthy or Unknown only (distinguishUnhealthyClustersWithOthers);
+    a health that is neither keeps it."""
+    from engine.failover.controllers import application_failover
+
+    _, world = _two_unhealthy({"jobStatus": {"jobId": "j"}})
+    key = next(iter(world.bindings))
+    world.now = T0
+    assert list(application_failover(world)) == []  # first sight: timers set at T0
+    binding = world.bindings[key]
+    statuses = (ClusterStatus("member1", health), binding.aggregated_status[1])
+    world.bindings[key] = replace(binding, aggregated_status=statuses)
+    world.now = T0 + dt.timedelta(seconds=30)
+    list(application_failover(world))
+    assert ((key, "member1") in world.unhealthy_since) is kept

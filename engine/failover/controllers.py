@@ -218,19 +218,26 @@ def _go_after(t: dt.datetime, seconds: int) -> dt.datetime:
 
 
 def application_failover(world: World) -> Iterator[tuple[str, str, bool, str]]:
-    """(binding, cluster, app=True, why) for each workload Unhealthy for longer than tolerationSeconds (§4.4)."""
+    """(binding, cluster, app=True, why) for each workload Unhealthy for longer than tolerationSeconds (§4.4).
+
+    The timers are Karmada's workloadUnhealthyMap: set on first sight of Unhealthy (for a cluster not
+    in a task), dropped when the workload is Healthy or Unknown or the cluster is no longer a target
+    (deleteIrrelevantClusters), kept otherwise (an Unhealthy cluster with a task, another health)."""
     for key, binding in sorted(world.bindings.items()):
         f = world.failover.get(key)
         if f is None or not f.app:
             continue
         tasks = {t.from_cluster for t in binding.eviction_tasks}
+        targets = set(binding.cluster_names)
         for status in binding.aggregated_status:
             seen = (key, status.cluster)
-            if status.health != "Unhealthy" or status.cluster in tasks:
+            if status.health in ("Healthy", "Unknown") or status.cluster not in targets:
                 world.unhealthy_since.pop(seen, None)
                 continue
+            if status.health != "Unhealthy" or status.cluster in tasks:
+                continue
             since = world.unhealthy_since.setdefault(seen, world.health_since.get(seen, world.now))
-            if status.cluster in binding.cluster_names and world.now > later(since, f.toleration_seconds):
+            if world.now > later(since, f.toleration_seconds):
                 why = (
                     f"application failover: Unhealthy on {status.cluster} since {rfc3339(since)}, "
                     f"longer than its tolerationSeconds {f.toleration_seconds}"

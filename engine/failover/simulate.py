@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from engine.errors import Diagnostic, warning
 from engine.failover.controllers import (
     NOT_READY,
     UNREACHABLE,
@@ -28,6 +29,7 @@ from engine.failover.controllers import (
 )
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import Binding, ClusterStatus, Taint, TargetCluster
+from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.scheduler import Scheduler
 
@@ -42,12 +44,25 @@ class Simulator:
         self.engine = scheduler
         facts = scheduler.facts
         chosen = scheduler.binding_policy
+        self.warnings: list[Diagnostic] = []
         self.world = World(
             now=start,
             clusters={c.name: c for c in facts.clusters},
             bindings={b.key: b for b in facts.bindings if chosen[b.key] is not None},
             failover={k: failover_of(p) for k, p in chosen.items() if p is not None},
         )
+        for key, binding in sorted(self.world.bindings.items()):
+            f = self.world.failover[key]
+            if f.app and not health_hook(binding.api_version, binding.kind, facts.health_hooks):
+                # bindingFilter: no InterpretHealth hook for the kind, no application failover
+                self.world.failover[key] = replace(f, app=False)
+                kind = f"{binding.api_version} {binding.kind}".strip()
+                message = (
+                    f"binding {key}: application failover never fires for it: Karmada cannot interpret the health "
+                    f"of {kind} (no InterpretHealth hook; a ResourceInterpreterCustomization with "
+                    "healthInterpretation in the facts adds one)"
+                )
+                self.warnings.append(warning(message, subject=key))
         for binding in self.world.bindings.values():  # what already runs
             for status in binding.aggregated_status:
                 if status.since is not None:

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.errors import Diagnostic
+from engine.kube.interpreter import HookRule
 from engine.syntax import ast
 
 
@@ -188,6 +189,8 @@ class Facts:
     # the PropagationPolicy / ClusterPropagationPolicy objects found among the facts, converted
     policies: tuple[ast.Policy, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    # kinds whose health the snapshot's ResourceInterpreterCustomizations and webhooks interpret
+    health_hooks: tuple[HookRule, ...] = ()
 
 
 def binding_name(name: str, kind: str) -> str:

@@ -37,6 +37,7 @@ from engine.inputs.facts import (
 from engine.inputs.files import display_path, expand
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
+from engine.kube.interpreter import HookRule, customization_rule
 from engine.kube.quantity import parse_quantity
 from engine.kube.resources import effective_requests
 from engine.kube.validation import label_value_problems, qualified_name_problems
@@ -481,6 +482,32 @@ def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str
     )
 
 
+_INTERPRETER_KINDS = ("ResourceInterpreterCustomization", "ResourceInterpreterWebhookConfiguration")
+
+
+def _health_hooks(r: _Reader, obj: dict[str, Any]) -> list[HookRule]:
+    """The kinds whose health a ResourceInterpreterCustomization (healthInterpretation) or a
+    ResourceInterpreterWebhookConfiguration (a rule with InterpretHealth or "*") interprets."""
+    if obj["kind"] == "ResourceInterpreterCustomization":
+        spec = r.mapping(obj.get("spec"), "spec")
+        target = r.mapping(spec.get("target"), "spec.target")
+        customizations = r.mapping(spec.get("customizations"), "spec.customizations")
+        if customizations.get("healthInterpretation") is None:
+            return []
+        api_version = r.string(target, "apiVersion", "spec.target", required=True)
+        return [customization_rule(api_version, r.string(target, "kind", "spec.target", required=True))]
+    out = []
+    for i, hook in enumerate(r.sequence(obj.get("webhooks"), "webhooks")):
+        hook = r.mapping(hook, f"webhooks[{i}]")
+        for j, rule in enumerate(r.sequence(hook.get("rules"), f"webhooks[{i}].rules")):
+            rule = r.mapping(rule, f"webhooks[{i}].rules[{j}]")
+            operations = rule.get("operations") or []
+            if isinstance(operations, list) and ("InterpretHealth" in operations or "*" in operations):
+                names = [tuple(str(v) for v in rule.get(f) or []) for f in ("apiGroups", "apiVersions", "kinds")]
+                out.append(HookRule(*names))
+    return out
+
+
 def _objects(documents: Iterable[Document], origin: str) -> Iterator[tuple[str, Any, Marks | None]]:
     """(subject, object, marks) of each object; ``kind: List`` expanded."""
     for document in documents:
@@ -506,6 +533,7 @@ class FactSet:
         self.policies: list[PolicyObject] = []
         self.seen: dict[tuple[str, str, str], str] = {}
         self.sources: dict[str, str] = {}  # the text of each file, to show the lines problems are on
+        self.health_hooks: list[HookRule] = []  # kinds a snapshot's interpreter objects can judge the health of
 
     def add(self, subject: str, obj: Any, marks: Marks | None = None) -> None:
         r = _Reader(subject, self.problems, obj, marks)
@@ -535,6 +563,9 @@ class FactSet:
         self.seen[identity] = where
         if kind in POLICY_KINDS:
             self.policies.append(PolicyObject(where, obj, marks))
+            return
+        if kind in _INTERPRETER_KINDS and str(obj.get("apiVersion", "")).startswith("config.karmada.io/"):
+            self.health_hooks += _health_hooks(r, obj)
             return
         r.known(
             obj,
@@ -594,6 +625,7 @@ class FactSet:
             workloads=tuple(sorted(self.workloads.values(), key=lambda w: (w.namespace, w.kind, w.name))),
             policies=tuple(policies),
             warnings=tuple(p for p in self.problems if not p.is_error),
+            health_hooks=tuple(self.health_hooks),
         )
 
 
