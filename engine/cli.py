@@ -25,6 +25,7 @@ from engine.check.rules import load_rule_set
 from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, render
 from engine.evaluate import evaluate
 from engine.evaluate import simulate as run_simulation
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.events import load_events
 from engine.inputs.facts import Facts, TimeOutOfRange, parse_time, rfc3339
 from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
@@ -86,6 +87,31 @@ _KARMADA_VERSION = click.option(
     help=f"The Karmada version whose behaviour to model where versions differ ({', '.join(KARMADA_VERSIONS)}; "
     f"default {KARMADA_VERSION}).",
 )
+
+
+def _controllers(ctx: click.Context, _: click.Parameter, value: Sequence[str]) -> None:
+    try:
+        ctx.meta[_CONTROLLERS_KEY] = Controllers.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+_CONTROLLERS_KEY = "fleetrules.controllers"
+_CONTROLLER = click.option(
+    "--controller",
+    multiple=True,
+    callback=_controllers,
+    expose_value=False,
+    metavar="FLAG=VALUE",
+    help="A karmada-controller-manager flag that changes failover (repeatable): "
+    "enable-no-execute-taint-eviction=true|false (fleetrules assumes true; Karmada's default is false), "
+    "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m.",
+)
+
+
+def _controller_flags() -> Controllers:
+    found = click.get_current_context().meta.get(_CONTROLLERS_KEY)
+    return found if isinstance(found, Controllers) else DEFAULT_CONTROLLERS
 
 
 def _version() -> str:
@@ -253,7 +279,8 @@ def _facts(facts: Sequence[str], rules: Sequence[str]) -> Facts:
 
 def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
     rule_set = _rules(rules)
-    result = evaluate(rule_set, _facts(facts, rules), _now(now), reschedule_all=reschedule == "all")
+    when, all_ = _now(now), reschedule == "all"
+    result = evaluate(rule_set, _facts(facts, rules), when, reschedule_all=all_, controllers=_controller_flags())
     for d in result.warnings:
         click.echo(render(d), err=True)
     return result
@@ -283,6 +310,7 @@ _RESCHEDULE = click.option(
 @_NOW
 @_RESCHEDULE
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+@_CONTROLLER
 @_KARMADA_VERSION
 @_guarded
 def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str) -> None:
@@ -298,6 +326,7 @@ def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, re
 @_RESCHEDULE
 @click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
 @click.option("--cluster", required=True, help="The cluster whose decision to explain.")
+@_CONTROLLER
 @_KARMADA_VERSION
 @_guarded
 def explain(
@@ -331,6 +360,7 @@ def convert(paths: Sequence[str]) -> None:
 @_FACTS
 @click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_CONTROLLER
 @_KARMADA_VERSION
 @_guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str) -> None:
@@ -343,7 +373,8 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
         click.echo(render(d), err=True)
-    entries = run_simulation(rule_set, loaded, start, timeline, lambda d: click.echo(render(d), err=True))
+    warn = lambda d: click.echo(render(d), err=True)  # noqa: E731
+    entries = run_simulation(rule_set, loaded, start, timeline, warn, _controller_flags())
     if output == "json":
         click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
@@ -388,6 +419,7 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 @click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
+@_CONTROLLER
 @_KARMADA_VERSION
 @_guarded
 def diff_command(
@@ -412,8 +444,8 @@ def diff_command(
     when = _now(now)
     with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
         old_paths = list(base) if base else _rules_at(str(base_ref), head, Path(tmp))
-        old = evaluate(_rules(old_paths), loaded, when, reschedule_all=reschedule == "all")
-    new = evaluate(_rules(head), loaded, when, reschedule_all=reschedule == "all")
+        old = evaluate(_rules(old_paths), loaded, when, reschedule == "all", _controller_flags())
+    new = evaluate(_rules(head), loaded, when, reschedule == "all", _controller_flags())
     result = compare(old, new, threshold)
     text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
     if base_ref:

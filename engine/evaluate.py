@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from engine.errors import Diagnostic, UsageError
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
@@ -53,14 +54,19 @@ def evaluation_time(now: object) -> dt.datetime | None:
 
 
 def evaluate(
-    rules: RuleSet, facts: Facts, now: dt.datetime | str | None = None, reschedule_all: bool = False
+    rules: RuleSet,
+    facts: Facts,
+    now: dt.datetime | str | None = None,
+    reschedule_all: bool = False,
+    controllers: Controllers = DEFAULT_CONTROLLERS,
 ) -> Result:
     """Place every binding the rules' policies select, as Karmada's scheduler would: the bindings it
     would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
     placed anew, the others keep their clusters; ``reschedule_all`` places every one anew.
 
     With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
-    evictions they make, with each binding's clusters afterwards and the labels injected there."""
+    evictions they make, with each binding's clusters afterwards and the labels injected there;
+    ``controllers`` are the controller manager's flags that change failover."""
     now = evaluation_time(now)
     scheduler = scheduler_for(rules, facts)
     try:
@@ -69,7 +75,7 @@ def evaluate(
         notes: list[Diagnostic] = []
         if now is not None:
             scheduler.reset()
-            simulator = Simulator(scheduler, now)
+            simulator = Simulator(scheduler, now, controllers)
             notes = simulator.warnings
             simulator.step()
             evictions = simulator.evictions()
@@ -97,12 +103,13 @@ def simulate(
     start: dt.datetime,
     events: Sequence[Event],
     warn: Callable[[Diagnostic], None] | None = None,
+    controllers: Controllers = DEFAULT_CONTROLLERS,
 ) -> tuple[Entry, ...]:
     """Failover through time from ``start``: the timeline of what the events and controllers did;
     ``warn`` hears what will not happen as the policies say (a kind without a health interpreter)."""
     scheduler = scheduler_for(rules, facts)
     try:
-        simulator = Simulator(scheduler, start)
+        simulator = Simulator(scheduler, start, controllers)
         for d in simulator.warnings:
             if warn is not None:
                 warn(d)

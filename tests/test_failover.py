@@ -455,3 +455,64 @@ def test_unhealthy_timers_follow_workload_unhealthy_map(health: str, kept: bool)
     world.now = T0 + dt.timedelta(seconds=30)
     list(application_failover(world))
     assert ((key, "member1") in world.unhealthy_since) is kept
+
+
+def _tainted(tmp_path: Path) -> list[str]:
+    """member1 has held an untolerated NoExecute taint since 10:00; a Deployment runs there."""
+    (tmp_path / "snap.yaml").write_text(
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: member1}\nspec:\n"
+        "  taints: [{key: maintenance, effect: NoExecute, timeAdded: '2026-12-02T10:00:00Z'}]\n---\n"
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: member2}\n---\n"
+        "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
+        "metadata: {name: web-deployment, namespace: default}\n"
+        "spec:\n  resource: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: default}\n"
+        "  clusters: [{name: member1, replicas: 1}]\n"
+    )
+    (tmp_path / "p.fr").write_text(
+        "policy p {\n  select { kind Deployment }\n  clusters { names member1, member2 }\n}\n"
+    )
+    return ["eval", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "snap.yaml"), "--now", "2026-12-02T10:00:05Z"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "evicted", "purge"),
+    [
+        ([], True, "Gracefully"),  # fleetrules assumes the taint manager acts
+        (["--controller", "no-execute-taint-eviction-purge-mode=Directly"], True, "Directly"),
+        (["--controller", "enable-no-execute-taint-eviction=false"], False, None),  # Karmada's default
+    ],
+)
+def test_controller_manager_flags(tmp_path: Path, flags: list[str], evicted: bool, purge: str | None) -> None:
+    """needEvictionWithCurrentTime returns (false, -1) unless --enable-no-execute-taint-eviction; getPurgeMode
+    takes --no-execute-taint-eviction-purge-mode for a policy without failover.cluster."""
+    result = CliRunner().invoke(main, [*_tainted(tmp_path), *flags, "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    evictions = json.loads(result.stdout)["evictions"]
+    assert bool(evictions) is evicted
+    if evicted:
+        assert evictions[0]["task"]["purgeMode"] == purge and evictions[0]["task"]["reason"] == "TaintUntolerated"
+        assert evictions[0]["because"].startswith(
+            "taint manager: member1 has the NoExecute taint maintenance:NoExecute"
+        )
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("graceful-eviction-timeout=0s", "expected a positive duration"),
+        ("no-execute-taint-eviction-purge-mode=Never", "Invalid mode"),
+        ("enable-no-execute-taint-eviction=yes", "expected true or false"),
+        ("resource-eviction-rate=1", "expected FLAG=VALUE with FLAG one of"),
+    ],
+)
+def test_controller_flags_are_checked(setting: str, message: str) -> None:
+    from engine.failover.controllers import Controllers
+
+    with pytest.raises(ValueError, match=message):
+        Controllers.parse([setting])
+
+
+def test_graceful_eviction_timeout_flag() -> None:
+    from engine.failover.controllers import Controllers
+
+    assert Controllers.parse(["--graceful-eviction-timeout=1h30m"]).graceful_eviction_timeout == 5400

@@ -29,6 +29,62 @@ from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATIO
 APP_PRODUCER = "resource-binding-application-failover-controller"
 TAINT_PRODUCER = "TaintManager"
 GRACEFUL_EVICTION_TIMEOUT = 600  # --graceful-eviction-timeout (10m)
+
+
+@dataclass(frozen=True)
+class Controllers:
+    """The karmada-controller-manager flags that change failover, by their flag names.
+
+    fleetrules assumes the taint manager acts (``enable-no-execute-taint-eviction=true`` and the Failover
+    feature gate on): Karmada's defaults leave it off, and then NoExecute taints evict nothing."""
+
+    no_execute_taint_eviction: bool = True  # --enable-no-execute-taint-eviction
+    # --no-execute-taint-eviction-purge-mode: for policies without a failover.cluster block
+    taint_purge_mode: str = "Gracefully"
+    graceful_eviction_timeout: int = GRACEFUL_EVICTION_TIMEOUT  # --graceful-eviction-timeout, seconds
+
+    FLAGS = (
+        "enable-no-execute-taint-eviction",
+        "no-execute-taint-eviction-purge-mode",
+        "graceful-eviction-timeout",
+    )
+
+    @classmethod
+    def parse(cls, settings: Sequence[str]) -> Controllers:
+        """``FLAG=VALUE`` items, as the controller manager takes them; ValueError names the bad one."""
+        out = cls()
+        for item in settings:
+            flag, sep, value = item.removeprefix("--").partition("=")
+            if not sep or flag not in cls.FLAGS:
+                raise ValueError(f"{item!r}: expected FLAG=VALUE with FLAG one of {', '.join(cls.FLAGS)}")
+            if flag == "enable-no-execute-taint-eviction":
+                if value.lower() not in ("true", "false"):
+                    raise ValueError(f"{item!r}: expected true or false")
+                out = replace(out, no_execute_taint_eviction=value.lower() == "true")
+            elif flag == "no-execute-taint-eviction-purge-mode":
+                if value not in ("Directly", "Gracefully"):
+                    raise ValueError(f'{item!r}: Invalid mode: supported values are "Directly" and "Gracefully"')
+                out = replace(out, taint_purge_mode=value)
+            else:
+                seconds = _duration_seconds(value)
+                if seconds is None or seconds <= 0:
+                    raise ValueError(f"{item!r}: expected a positive duration such as 10m or 600s")
+                out = replace(out, graceful_eviction_timeout=seconds)
+        return out
+
+
+DEFAULT_CONTROLLERS = Controllers()
+
+
+def _duration_seconds(text: str) -> int | None:
+    """A Go duration of whole seconds (10m, 1h30m, 600s)."""
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+    if not text or match is None:
+        return None
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
 NOT_READY = "cluster.karmada.io/not-ready"
 UNREACHABLE = "cluster.karmada.io/unreachable"
 
@@ -53,8 +109,8 @@ class Failover:
     tolerations: tuple[Mapping[str, Any], ...] = ()
 
 
-def failover_of(policy: ast.Policy) -> Failover:
-    f = Failover(tolerations=tuple(tolerations(policy, seconds=True)))
+def failover_of(policy: ast.Policy, controllers: Controllers = DEFAULT_CONTROLLERS) -> Failover:
+    f = Failover(tolerations=tuple(tolerations(policy, seconds=True)), cluster_purge=controllers.taint_purge_mode)
     for block in policy.statements:
         if not isinstance(block, ast.Failover):
             continue
@@ -149,6 +205,7 @@ class World:
     works: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # binding → cluster → injected labels
     unhealthy_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
     health_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)  # from the facts (extension)
+    controllers: Controllers = DEFAULT_CONTROLLERS
 
     def health(self, binding: Binding, cluster: str) -> ClusterStatus | None:
         return next((s for s in binding.aggregated_status if s.cluster == cluster), None)
@@ -294,6 +351,8 @@ def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool 
 
 
 def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
+    if not world.controllers.no_execute_taint_eviction:
+        return
     for key, binding in sorted(world.bindings.items()):
         f = world.failover.get(key)
         if f is None:
@@ -307,9 +366,9 @@ def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
                 yield key, name, False, why
 
 
-def task_timeout(task: EvictionTask) -> int:
-    """Seconds a task may live: its grace period, else --graceful-eviction-timeout."""
-    return task.grace_period_seconds if task.grace_period_seconds is not None else GRACEFUL_EVICTION_TIMEOUT
+def task_timeout(task: EvictionTask, default: int = GRACEFUL_EVICTION_TIMEOUT) -> int:
+    """Seconds a task may live: its grace period, else --graceful-eviction-timeout (``default``)."""
+    return task.grace_period_seconds if task.grace_period_seconds is not None else default
 
 
 def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[EvictionTask]]:
@@ -324,7 +383,7 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
             # first sight: stamped, never assessed in the same pass (karmada-reference.md §7.2 quirk 10)
             kept.append(replace(task, creation_timestamp=task.creation_timestamp or world.now))
             continue
-        timeout = task_timeout(task)
+        timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
         if task.suppress_deletion is not None:
             (kept if task.suppress_deletion else dropped).append(task)
         elif world.now > task.creation_timestamp + dt.timedelta(seconds=timeout) or healthy:

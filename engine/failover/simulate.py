@@ -15,8 +15,10 @@ from typing import Any
 
 from engine.errors import Diagnostic, warning
 from engine.failover.controllers import (
+    DEFAULT_CONTROLLERS,
     NOT_READY,
     UNREACHABLE,
+    Controllers,
     RuleEviction,
     World,
     binding_controller,
@@ -40,7 +42,9 @@ class Simulator:
     """The failover controllers and the scheduler over time, on a scheduler whose facts are loaded
     (its placement facts on the bindings' spec.clusters)."""
 
-    def __init__(self, scheduler: Scheduler, start: dt.datetime) -> None:
+    def __init__(
+        self, scheduler: Scheduler, start: dt.datetime, controllers: Controllers = DEFAULT_CONTROLLERS
+    ) -> None:
         self.engine = scheduler
         facts = scheduler.facts
         chosen = scheduler.binding_policy
@@ -49,7 +53,8 @@ class Simulator:
             now=start,
             clusters={c.name: c for c in facts.clusters},
             bindings={b.key: b for b in facts.bindings if chosen[b.key] is not None},
-            failover={k: failover_of(p) for k, p in chosen.items() if p is not None},
+            failover={k: failover_of(p, controllers) for k, p in chosen.items() if p is not None},
+            controllers=controllers,
         )
         for key, binding in sorted(self.world.bindings.items()):
             f = self.world.failover[key]
@@ -205,12 +210,14 @@ class Simulator:
         for key, binding in world.bindings.items():
             f = world.failover.get(key)
             for name in binding.cluster_names:
-                due = taint_eviction_due(f, world.clusters[name], world.now) if f and name in world.clusters else False
+                acts = f is not None and name in world.clusters and world.controllers.no_execute_taint_eviction
+                due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
                 if isinstance(due, dt.datetime):
                     times.append(due)  # the taint manager evicts at the trigger time itself
             for task in binding.eviction_tasks:
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
-                    times.append(task.creation_timestamp + dt.timedelta(seconds=task_timeout(task) + 1))
+                    timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
+                    times.append(task.creation_timestamp + dt.timedelta(seconds=timeout + 1))
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
