@@ -516,3 +516,28 @@ def test_graceful_eviction_timeout_flag() -> None:
     from engine.failover.controllers import Controllers
 
     assert Controllers.parse(["--graceful-eviction-timeout=1h30m"]).graceful_eviction_timeout == 5400
+
+
+def test_a_divided_binding_evicted_by_a_taint_is_placed_with_its_replicas() -> None:
+    """shop/api (12 replicas, Divided by available, spread over 2 regions and 2 clusters) runs on member1 (3)
+    and member3 (9); member3 gets an untolerated NoExecute taint. The task keeps member3's 9 replicas, the
+    binding keeps member1's 3, and the scheduler scales up by 9 over member1 and member4 (us, the one
+    region cluster left): available 12 and 4, so 7 and 2 (Webster) — member1 10, member4 2."""
+    from dataclasses import replace as with_
+
+    from engine.inputs.facts import Taint
+
+    snapshot = Path("examples/divided-replicas/snapshot.yaml")
+    facts = load_facts([snapshot])
+    binding = next(b for b in facts.bindings if b.key == "shop/api-deployment")
+    binding = with_(binding, clusters=(TargetCluster("member1", 3), TargetCluster("member3", 9)))
+    taint = (Taint("maintenance", "", "NoExecute", T0),)
+    clusters = tuple(with_(c, taints=taint) if c.name == "member3" else c for c in facts.clusters)
+    bindings = tuple(binding if b.key == binding.key else b for b in facts.bindings)
+    facts = with_(facts, clusters=clusters, bindings=bindings)
+    result = evaluate(load_rules([snapshot]), facts, T0 + dt.timedelta(seconds=1))
+    (eviction,) = result.evictions
+    assert eviction.task is not None and eviction.task.replicas == 9
+    placement = result.placement("shop/api-deployment")
+    assert dict(placement.replicas) == {"member1": 10, "member4": 2}
+    assert placement.at_now is not None and sorted(placement.at_now.works) == ["member1", "member3", "member4"]

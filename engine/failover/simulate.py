@@ -30,7 +30,7 @@ from engine.failover.controllers import (
     task_timeout,
 )
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import Binding, ClusterStatus, Taint, TargetCluster
+from engine.inputs.facts import ClusterStatus, Taint, TargetCluster
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.scheduler import Scheduler
@@ -188,8 +188,11 @@ class Simulator:
         binding = self.world.bindings[key]
         self.engine.update_binding(binding)
         placement = self.engine.decide(binding)
-        if placement.clusters != binding.cluster_names:
-            targets = tuple(replace_target(binding, c) for c in placement.clusters)
+        if placement.unschedulable and placement.clusters == binding.cluster_names:
+            targets = binding.clusters  # a failure that is not a FitError keeps them as they are
+        else:  # spec.clusters as the scheduler writes them: each cluster with the replicas it assigned
+            targets = tuple(TargetCluster(c, placement.replicas.get(c, 0)) for c in placement.clusters)
+        if targets != binding.clusters:
             self.world.bindings[key] = replace(binding, clusters=targets)
             self.engine.update_binding(self.world.bindings[key])
         kind = EntryKind.UNSCHEDULABLE if placement.unschedulable else EntryKind.SCHEDULED
@@ -236,9 +239,3 @@ class Simulator:
                 self.apply(pending.pop(0))
             self.step()
         return tuple(self.entries)
-
-
-def replace_target(binding: Binding, cluster: str) -> TargetCluster:
-    """The binding's TargetCluster for ``cluster``, kept if it had one (Duplicated: same replicas)."""
-    current = next((t for t in binding.clusters if t.name == cluster), None)
-    return current or TargetCluster(cluster, binding.replicas)
