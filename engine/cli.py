@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import functools
+import io
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 import click
 
 from engine.check.rules import load_rule_set
-from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, render
+from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, printable, render
 from engine.evaluate import evaluate
 from engine.evaluate import simulate as run_simulation
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
@@ -48,25 +49,55 @@ from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_vers
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_PIPE = 141  # 128 + SIGPIPE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _say(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print ``text`` with control characters and lone surrogates escaped (a rule file's "\\u0000"
+    prints as that, not as a NUL)."""
+    click.echo(printable(text), err=err, nl=nl)
+
+
 def _guarded(command: F) -> F:
-    """Run a command body; FleetrulesError becomes rendered messages and an exit code."""
+    """Run a command body; FleetrulesError becomes rendered messages and an exit code; output that
+    cannot be written and an interrupt end it with a message instead of a traceback."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            value = command(*args, **kwargs)
+            sys.stdout.flush()  # a full device or a closed pipe shows here, not at exit
+            return value
         except UsageError as exc:
-            click.echo(f"fleetrules: {exc.render()}", err=True)
+            _say(f"fleetrules: {exc.render()}", err=True)
             sys.exit(EXIT_USAGE)
         except FleetrulesError as exc:  # rules or facts that cannot be used: an input error
-            click.echo(exc.render(), err=True)
+            _say(exc.render(), err=True)
             sys.exit(EXIT_USAGE)
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as a shell would
+            _silence_stdout()
+            sys.exit(EXIT_PIPE)
+        except OSError as exc:
+            _silence_stdout()
+            _say(f"fleetrules: error: cannot write the output: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        except KeyboardInterrupt:
+            _say("fleetrules: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
     return run  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (tests): nothing is flushed at exit
 
 
 def _karmada_version(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
@@ -167,17 +198,17 @@ def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> Non
     errors = sum(d.is_error for d in diagnostics)
     if output_format == "json":
         report = {"diagnostics": [_diagnostic_json(d) for d in diagnostics]}
-        click.echo(json.dumps(report | {"errors": errors, "warnings": len(diagnostics) - errors}, indent=2))
+        _say(json.dumps(report | {"errors": errors, "warnings": len(diagnostics) - errors}, indent=2))
     elif output_format == "github":
         for d in diagnostics:
-            click.echo(_github_annotation(d))
+            _say(_github_annotation(d))
     else:
         for d in diagnostics:
-            click.echo(render(d, rule_set.sources))
+            _say(render(d, rule_set.sources))
         files = len(rule_set.files)
         summary = f"{errors} error{'s' * (errors != 1)}, {len(diagnostics) - errors} warning"
         summary += f"{'s' * (len(diagnostics) - errors != 1)} in {files} file{'s' * (files != 1)}"
-        click.echo(summary, err=True)
+        _say(summary, err=True)
     if any(d.unreadable for d in diagnostics):
         sys.exit(EXIT_USAGE)
     if errors:
@@ -220,7 +251,7 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
             tree, syntax = parse_partial(text, shown)
             problems += syntax
         if problems or tree is None or text is None:
-            click.echo("\n".join(render(d, {shown: text or ""}) for d in problems), err=True)
+            _say("\n".join(render(d, {shown: text or ""}) for d in problems), err=True)
             failed = True
             unreadable = unreadable or any(d.unreadable for d in problems)
             continue
@@ -234,10 +265,10 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
             )
             click.echo("".join(diff), nl=False)
         elif check_only:
-            click.echo(f"would reformat {shown}")
+            _say(f"would reformat {shown}")
         else:
             _write_atomically(path, formatted)
-            click.echo(f"formatted {shown}", err=True)
+            _say(f"formatted {shown}", err=True)
     if unreadable:
         sys.exit(EXIT_USAGE)
     if failed:
@@ -264,7 +295,7 @@ def _rules(paths: Sequence[str]) -> RuleSet:
     if errors:
         raise RuleError(errors, rule_set.sources)
     for d in diagnostics:
-        click.echo(render(d, rule_set.sources), err=True)
+        _say(render(d, rule_set.sources), err=True)
     return rule_set
 
 
@@ -282,7 +313,7 @@ def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, resch
     when, all_ = _now(now), reschedule == "all"
     result = evaluate(rule_set, _facts(facts, rules), when, reschedule_all=all_, controllers=_controller_flags())
     for d in result.warnings:
-        click.echo(render(d), err=True)
+        _say(render(d), err=True)
     return result
 
 
@@ -316,7 +347,7 @@ _RESCHEDULE = click.option(
 def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str) -> None:
     """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
     result = _evaluate(rules, facts, now, reschedule)
-    click.echo({"json": to_json, "yaml": to_yaml, "text": to_text}[output](result), nl=False)
+    _say({"json": to_json, "yaml": to_yaml, "text": to_text}[output](result), nl=False)
 
 
 @main.command()
@@ -341,7 +372,7 @@ def explain(
         hint = did_you_mean(binding, known) or (f"; known: {', '.join(known)}" if known else "")
         raise UsageError(f"--binding: no placed binding {binding!r}{hint}") from None
     evictions = [e for e in result.evictions if e.binding == binding and e.cluster == cluster]
-    click.echo(explain_text(placement, cluster, evictions), nl=False)
+    _say(explain_text(placement, cluster, evictions), nl=False)
 
 
 @main.command()
@@ -352,7 +383,7 @@ def convert(paths: Sequence[str]) -> None:
     """Print PropagationPolicy / ClusterPropagationPolicy YAML as rule-language policies."""
     rule_set = _rules(paths)
     policies = tuple(p for f in rule_set.files for p in f.policies)
-    click.echo(format_file(File(path="<converted>", items=policies)), nl=False)
+    _say(format_file(File(path="<converted>", items=policies)), nl=False)
 
 
 @main.command()
@@ -372,13 +403,13 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     start, timeline = load_events(path)
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
-        click.echo(render(d), err=True)
-    warn = lambda d: click.echo(render(d), err=True)  # noqa: E731
+        _say(render(d), err=True)
+    warn = lambda d: _say(render(d), err=True)  # noqa: E731
     entries = run_simulation(rule_set, loaded, start, timeline, warn, _controller_flags())
     if output == "json":
-        click.echo(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
+        _say(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
-        click.echo(timeline_text(entries, start), nl=False)
+        _say(timeline_text(entries, start), nl=False)
 
 
 def _git(*args: str) -> str:
@@ -450,7 +481,7 @@ def diff_command(
     text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
     if base_ref:
         text = text.replace(f"{tmp}/", f"{base_ref}:")
-    click.echo(text, nl=False)
+    _say(text, nl=False)
     if any(result.count(g) for g in gates):
         sys.exit(EXIT_PROBLEMS)
 
@@ -465,6 +496,6 @@ def test_command(paths: Sequence[str], output_format: str) -> None:
     report = run_tests(paths or ["."], _version())
     if not report.outcomes:
         raise UsageError(f"no test files (*{TEST_SUFFIX}) found")
-    click.echo(junit(report) if output_format == "junit" else test_text(report), nl=False)
+    _say(junit(report) if output_format == "junit" else test_text(report), nl=False)
     if report.failed:
         sys.exit(EXIT_PROBLEMS)

@@ -124,3 +124,21 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """``; did you mean 'X'?`` for the closest of ``choices``, or nothing."""
     guess = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f"; did you mean '{guess[0]}'?" if guess else ""
+
+
+_BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C}
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control characters (but newline and tab), lone surrogates and
+    bidirectional overrides written as ``\\uXXXX`` escapes (valid inside JSON strings as well)."""
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in "\n\t" or not (code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or code in _BIDI):
+            out.append(char)
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)

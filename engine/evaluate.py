@@ -33,6 +33,17 @@ def scheduler_for(rules: RuleSet, facts: Facts) -> Scheduler:
     return scheduler
 
 
+def _arguments(rules: object, facts: object, controllers: object) -> None:
+    """The public functions' arguments are what they say they are, or a UsageError naming the wrong one."""
+    for name, value, kind, source in (
+        ("rules", rules, RuleSet, "load_rules()"),
+        ("facts", facts, Facts, "load_facts()"),
+        ("controllers", controllers, Controllers, "Controllers.parse()"),
+    ):
+        if not isinstance(value, kind):
+            raise UsageError(f"{name}: expected a {kind.__name__} from {source}, found {type(value).__name__}")
+
+
 def evaluation_time(now: object) -> dt.datetime | None:
     """``now`` as an aware datetime: one already, or an RFC 3339 string; UsageError for anything else."""
     if now is None:
@@ -67,6 +78,7 @@ def evaluate(
     With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
     evictions they make, with each binding's clusters afterwards and the labels injected there;
     ``controllers`` are the controller manager's flags that change failover."""
+    _arguments(rules, facts, controllers)
     now = evaluation_time(now)
     scheduler = scheduler_for(rules, facts)
     try:
@@ -107,6 +119,9 @@ def simulate(
 ) -> tuple[Entry, ...]:
     """Failover through time from ``start``: the timeline of what the events and controllers did;
     ``warn`` hears what will not happen as the policies say (a kind without a health interpreter)."""
+    _arguments(rules, facts, controllers)
+    if not isinstance(start, dt.datetime) or start.tzinfo is None:
+        raise UsageError(f"start: expected an aware datetime, found {start!r}")
     scheduler = scheduler_for(rules, facts)
     try:
         simulator = Simulator(scheduler, start, controllers)

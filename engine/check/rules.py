@@ -11,6 +11,7 @@ from pathlib import Path
 from engine.check.limits import limit_problems
 from engine.check.semantic import check
 from engine.errors import Diagnostic, RuleError
+from engine.inputs.files import Paths
 from engine.inputs.rules import RuleSet, read_rule_files
 from engine.syntax import ast
 from engine.syntax.parse import parse
@@ -33,7 +34,7 @@ def builtin_files() -> tuple[ast.File, ...]:
 
 
 def load_rule_set(
-    paths: Sequence[str | Path],
+    paths: Paths,
     extra: Sequence[ast.File] = (),
     version: str = KARMADA_VERSION,
     strict: bool = False,
@@ -55,7 +56,7 @@ def load_rule_set(
     return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)
 
 
-def load_rules(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> RuleSet:
+def load_rules(paths: Paths, version: str = KARMADA_VERSION) -> RuleSet:
     """The checked rule set under ``paths`` for Karmada ``version``; raises RuleError listing every error."""
     rule_set, diagnostics = load_rule_set(paths, version=version)
     errors = [d for d in diagnostics if d.is_error]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from engine.errors import Diagnostic, Severity, Span, UsageError
 
 RULE_SUFFIX = ".fr"
+# one path, or several: what the public functions that read files take
+Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
@@ -19,19 +22,35 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def expand(paths: Iterable[str | Path], suffixes: tuple[str, ...] = (RULE_SUFFIX,)) -> list[Path]:
+def expand(paths: object, suffixes: tuple[str, ...] = (RULE_SUFFIX,)) -> list[Path]:
     """Files named directly, and the files below named directories whose names end in one of
     ``suffixes``, sorted; a missing path is a usage error."""
     found: list[Path] = []
-    for raw in paths:
+    for raw in path_list(paths):
         path = Path(raw)
         if path.is_dir():
             found += sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
         elif path.is_file():
             found.append(path)
+        elif path.exists():
+            raise UsageError(f"not a regular file: {raw}")
         else:
             raise UsageError(f"no such file or directory: {raw}")
     return found
+
+
+def path_list(paths: object, what: str = "paths") -> list[str | os.PathLike[str]]:
+    """``paths`` as a list: one path (a str or PathLike is one path, not its characters) or an iterable
+    of them; anything else is a UsageError naming what was given."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    if isinstance(paths, (bytes, Mapping)) or not isinstance(paths, Iterable):
+        raise UsageError(f"{what}: expected a path or a list of paths, found {type(paths).__name__}")
+    items = list(paths)
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise UsageError(f"{what}: expected paths (str or pathlib.Path), found {type(item).__name__} {item!r}")
+    return items
 
 
 def read_source(path: Path, shown: str, diagnostics: list[Diagnostic], at: Span | None = None) -> str | None:

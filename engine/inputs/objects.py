@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from engine.errors import Diagnostic, FactError, Span, did_you_mean, error, warning
+from engine.errors import Diagnostic, FactError, Span, UsageError, did_you_mean, error, warning
 from engine.inputs.facts import (
     APPLIED_PLACEMENT,
     Binding,
@@ -34,7 +34,7 @@ from engine.inputs.facts import (
     claim_of,
     parse_time,
 )
-from engine.inputs.files import display_path, expand
+from engine.inputs.files import Paths, display_path, expand
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
 from engine.kube.interpreter import HookRule, customization_rule
@@ -638,12 +638,15 @@ def _with_labels(binding: Binding, workload: Workload) -> Binding:
     )
 
 
-def fact_files(paths: Sequence[str | Path]) -> list[Path]:
+def fact_files(paths: Paths) -> list[Path]:
     return expand(paths, FACT_SUFFIXES)
 
 
-def load_facts(paths: Sequence[str | Path] = (), objects: Iterable[Mapping[str, Any]] = ()) -> Facts:
-    """Facts from YAML/JSON files and directories and from Python objects; raises FactError."""
+def load_facts(paths: Paths = (), objects: Iterable[Mapping[str, Any]] = ()) -> Facts:
+    """Facts from YAML/JSON files and directories and from Python objects; raises FactError (and
+    UsageError for arguments of the wrong kind)."""
+    if isinstance(objects, (Mapping, str, bytes)) or not isinstance(objects, Iterable):
+        raise UsageError(f"objects: expected a list of Kubernetes objects (mappings), found {type(objects).__name__}")
     facts = FactSet()
     for path in fact_files(paths):
         shown = display_path(path)

@@ -7,12 +7,11 @@ each file is read once, and cycles, missing files and oversized files are errors
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import Diagnostic, Span, error, warning
-from engine.inputs.files import display_path, expand, read_source
+from engine.inputs.files import Paths, display_path, expand, read_source
 from engine.inputs.policies import policy_file
 from engine.syntax import ast
 from engine.syntax.parse import parse_partial
@@ -82,7 +81,7 @@ class _Loader:
         self.order.append(tree)
 
 
-def read_rule_files(paths: Sequence[str | Path]) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
+def read_rule_files(paths: Paths) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
     """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems."""
     loader = _Loader()
     for path in expand(paths):

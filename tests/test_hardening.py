@@ -1,0 +1,92 @@
+"""Hardening: no traceback from any verb or API call, whatever the input or the output device."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import engine.cli
+from engine import UsageError, evaluate, load_facts, load_rules
+from engine.cli import main
+from engine.errors import printable
+
+ROOT = Path(__file__).resolve().parent.parent
+HA = ROOT / "examples" / "flink-ha"
+
+
+@pytest.mark.parametrize(
+    ("escape", "shown"),
+    [("\\ud800", "\\ud800"), ("x\\u0000y", "x\\u0000y"), ("\\u202e", "\\u202e"), ("\\u001b[31m", "\\u001b[31m")],
+)
+def test_messages_escape_what_a_terminal_would_act_on(tmp_path: Path, escape: str, shown: str) -> None:
+    """A lone surrogate once failed with UnicodeEncodeError while printing; a NUL or an escape sequence
+    went to the terminal as is."""
+    (tmp_path / "p.fr").write_text(
+        f'policy p {{\n  select {{ kind Deployment }}\n  clusters {{ labels {{ a = "{escape}" }} }}\n}}\n'
+    )
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "p.fr")])
+    assert result.exit_code == 1, result.output
+    assert f"invalid label value '{shown}'" in result.stdout
+    assert result.stdout.isprintable() or set(result.stdout) - set("\n\t") <= {
+        c for c in result.stdout if c.isprintable()
+    }
+
+
+def test_printable_keeps_text_and_escapes_controls() -> None:
+    assert printable("règle\tok\n") == "règle\tok\n"
+    assert printable("a\x00\x7f\x9b\ud800\u2066") == "a\\u0000\\u007f\\u009b\\ud800\\u2066"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("verb", [["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts")], ["fmt", "-"]])
+def test_a_full_device_is_an_error_not_a_traceback(verb: list[str]) -> None:
+    stdin = (HA / "policy.fr").read_bytes() if verb[-1] == "-" else b""
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "engine", *verb], input=stdin, stdout=full, stderr=subprocess.PIPE, cwd=ROOT
+        )
+    assert done.returncode == 2
+    assert done.stderr.decode() == "fleetrules: error: cannot write the output: No space left on device\n"
+
+
+def test_an_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine.cli, "evaluate", interrupted)
+    result = CliRunner().invoke(main, ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts")])
+    assert result.exit_code == 130 and result.stderr == "fleetrules: interrupted\n" and result.stdout == ""
+
+
+def test_a_str_path_is_one_path() -> None:
+    """load_rules("x.fr") once took each character as a path and walked the file system from '/'."""
+    assert load_rules(str(HA / "policy.fr")).policies
+    assert load_facts(HA / "facts").bindings
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: evaluate(None, None), "rules: expected a RuleSet from load_rules(), found NoneType"),  # type: ignore[arg-type]
+        (lambda: load_rules(5), "paths: expected a path or a list of paths, found int"),  # type: ignore[arg-type]
+        (lambda: load_rules([None]), "expected paths (str or pathlib.Path), found NoneType"),  # type: ignore[list-item]
+        (lambda: load_facts([], {"kind": "Cluster"}), "objects: expected a list of Kubernetes objects"),  # type: ignore[dict-item]
+        (lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), now=3), "now: expected an aware"),  # type: ignore[arg-type]
+    ],
+)
+def test_public_functions_check_their_arguments(call: Any, message: str) -> None:
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_is_not_a_regular_file(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.fr")
+    with pytest.raises(UsageError, match="not a regular file"):
+        load_rules([tmp_path / "pipe.fr"])
