@@ -7,12 +7,15 @@ Every command turns FleetrulesError into rendered diagnostics; a traceback means
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import datetime as dt
 import difflib
 import functools
 import io
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -215,12 +218,27 @@ def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> Non
         sys.exit(EXIT_PROBLEMS)
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _rewrite(path: Path, text: str) -> None:
+    """Replace the file's text, keeping what the file is: a symlink is written through to its target,
+    the mode (and owner, where allowed) stays, a leading BOM stays. The new text is written to a
+    temporary file and renamed over the old one, so a failure leaves the old file whole; a file with
+    several hard links is written in place instead (a rename would split it from its other names)."""
+    target = Path(os.path.realpath(path))
+    info = target.stat()
+    data = (codecs.BOM_UTF8 if target.read_bytes().startswith(codecs.BOM_UTF8) else b"") + text.encode("utf-8")
+    if info.st_nlink > 1:
+        with open(target, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+        return
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        with contextlib.suppress(OSError):
+            os.chown(tmp, info.st_uid, info.st_gid)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -256,6 +274,8 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
             unreadable = unreadable or any(d.unreadable for d in problems)
             continue
         formatted = format_file(tree, text)
+        if text.count("\r\n") * 2 > text.count("\n"):  # a file of CRLF lines keeps them
+            formatted = formatted.replace("\n", "\r\n")
         if formatted == text:
             continue
         unformatted.append(shown)
@@ -267,7 +287,7 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
         elif check_only:
             _say(f"would reformat {shown}")
         else:
-            _write_atomically(path, formatted)
+            _rewrite(path, formatted)
             _say(f"formatted {shown}", err=True)
     if unreadable:
         sys.exit(EXIT_USAGE)

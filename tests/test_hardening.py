@@ -90,3 +90,44 @@ def test_a_fifo_is_not_a_regular_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.fr")
     with pytest.raises(UsageError, match="not a regular file"):
         load_rules([tmp_path / "pipe.fr"])
+
+
+UNFORMATTED = "policy p {\n  select {   kind Deployment }\n}\n"
+FORMATTED = "policy p {\n  select {\n    kind Deployment\n  }\n}\n"
+
+
+def _fmt(*paths: Path) -> None:
+    result = CliRunner().invoke(main, ["fmt", *map(str, paths)])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o444, 0o755])
+def test_fmt_keeps_the_mode(tmp_path: Path, mode: int) -> None:
+    path = tmp_path / "p.fr"
+    path.write_text(UNFORMATTED)
+    path.chmod(mode)
+    _fmt(path)
+    assert path.read_text() == FORMATTED and (path.stat().st_mode & 0o777) == mode
+
+
+def test_fmt_writes_through_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "real.fr").write_text(UNFORMATTED)
+    (tmp_path / "link.fr").symlink_to("real.fr")
+    _fmt(tmp_path / "link.fr")
+    assert (tmp_path / "link.fr").is_symlink() and (tmp_path / "real.fr").read_text() == FORMATTED
+
+
+def test_fmt_keeps_hard_links(tmp_path: Path) -> None:
+    (tmp_path / "a.fr").write_text(UNFORMATTED)
+    os.link(tmp_path / "a.fr", tmp_path / "b.fr.txt")
+    _fmt(tmp_path / "a.fr")
+    assert (tmp_path / "b.fr.txt").read_text() == FORMATTED and (tmp_path / "a.fr").stat().st_nlink == 2
+
+
+def test_fmt_keeps_a_bom_and_crlf_lines(tmp_path: Path) -> None:
+    path = tmp_path / "p.fr"
+    path.write_bytes(b"\xef\xbb\xbf" + UNFORMATTED.replace("\n", "\r\n").encode())
+    _fmt(path)
+    assert path.read_bytes() == b"\xef\xbb\xbf" + FORMATTED.replace("\n", "\r\n").encode()
+    check = CliRunner().invoke(main, ["fmt", "--check", str(path)])
+    assert check.exit_code == 0  # formatted, in its own line endings
