@@ -131,3 +131,31 @@ def test_fmt_keeps_a_bom_and_crlf_lines(tmp_path: Path) -> None:
     assert path.read_bytes() == b"\xef\xbb\xbf" + FORMATTED.replace("\n", "\r\n").encode()
     check = CliRunner().invoke(main, ["fmt", "--check", str(path)])
     assert check.exit_code == 0  # formatted, in its own line endings
+
+
+@pytest.mark.parametrize(
+    ("include", "message"),
+    [
+        ("/etc/passwd", "include '/etc/passwd': an include is a path relative to the including file"),
+        ("../secret.fr", "include '../secret.fr': outside the rule tree"),
+        ("sub", "included path is not a regular file: sub"),
+        ("missing.fr", "included file not found: missing.fr"),
+    ],
+)
+def test_includes_stay_in_the_rule_tree(tmp_path: Path, include: str, message: str) -> None:
+    """`include "/etc/passwd"` once printed that file's lines in diagnostics."""
+    (tmp_path / "secret.fr").write_text("token 12345\n")
+    rules = tmp_path / "rules"
+    (rules / "sub").mkdir(parents=True)
+    (rules / "p.fr").write_text(f'include "{include}"\n')
+    result = CliRunner().invoke(main, ["check", str(rules)])
+    assert result.exit_code == 1 and message in result.stdout
+    assert "12345" not in result.output and "root:" not in result.output
+
+
+def test_an_include_above_the_file_but_inside_the_tree_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "common").mkdir()
+    (tmp_path / "team").mkdir()
+    (tmp_path / "common" / "base.fr").write_text("policy base {\n  select {\n    kind Deployment\n  }\n}\n")
+    (tmp_path / "team" / "p.fr").write_text('include "../common/base.fr"\n')
+    assert CliRunner().invoke(main, ["check", str(tmp_path)]).exit_code == 0

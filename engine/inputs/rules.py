@@ -7,11 +7,13 @@ each file is read once, and cycles, missing files and oversized files are errors
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import Diagnostic, Span, error, warning
-from engine.inputs.files import Paths, display_path, expand, read_source
+from engine.inputs.files import Paths, display_path, expand, path_list, read_source
 from engine.inputs.policies import policy_file
 from engine.syntax import ast
 from engine.syntax.parse import parse_partial
@@ -39,7 +41,9 @@ class RuleSet:
 
 
 class _Loader:
-    def __init__(self) -> None:
+    def __init__(self, roots: Sequence[Path] = ()) -> None:
+        # includes stay below these: the directories given (a file's own directory) and the working directory
+        self.roots = tuple(roots)
         self.files: dict[Path, ast.File | None] = {}
         self.order: list[ast.File] = []
         self.sources: dict[str, str] = {}
@@ -72,18 +76,42 @@ class _Loader:
         if not tree.items and not syntax:
             self.diagnostics.append(warning("no rules, policies or includes in this file", Span(shown, 0, 0, 0, 0)))
         for include in tree.includes:
-            target = path.parent / include.path.value
-            if not target.is_file():
-                self.diagnostics.append(error(f"included file not found: {include.path.value}", include.path.span))
-                continue
-            self.load(target, (*chain, key), include.path.span)
+            target = self._include(path, include)
+            if target is not None:
+                self.load(target, (*chain, key), include.path.span)
         self.files[key] = tree
         self.order.append(tree)
+
+    def _include(self, path: Path, include: ast.Include) -> Path | None:
+        """The file an include names, relative to the including file and inside the rule tree; else None
+        and why not."""
+        name, span = include.path.value, include.path.span
+        if Path(name).is_absolute():
+            self.diagnostics.append(
+                error(f"include {name!r}: an include is a path relative to the including file", span)
+            )
+            return None
+        target = path.parent / name
+        real = Path(os.path.realpath(target))
+        if self.roots and not any(real.is_relative_to(root) for root in self.roots):
+            where = ", ".join(display_path(r) for r in self.roots)
+            message = f"include {name!r}: outside the rule tree ({where}); includes stay below the paths given"
+            self.diagnostics.append(error(message, span))
+            return None
+        if not target.exists():
+            self.diagnostics.append(error(f"included file not found: {name}", span))
+            return None
+        if not target.is_file():
+            self.diagnostics.append(error(f"included path is not a regular file: {name}", span))
+            return None
+        return target
 
 
 def read_rule_files(paths: Paths) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
     """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems."""
-    loader = _Loader()
-    for path in expand(paths):
+    given = [Path(p) for p in path_list(paths)]
+    roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in given]
+    loader = _Loader([*roots, Path.cwd().resolve()])
+    for path in expand(given):
         loader.load(path)
     return tuple(loader.order), loader.sources, loader.diagnostics
