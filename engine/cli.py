@@ -432,30 +432,40 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
         _say(timeline_text(entries, start), nl=False)
 
 
-def _git(*args: str) -> str:
+def _git(*args: str, cwd: Path | None = None) -> bytes:
+    """git's output as bytes (file names are bytes to git; -z output is split on NUL, never on spaces)."""
     try:
-        run = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        run = subprocess.run(["git", *args], capture_output=True, check=False, cwd=cwd)
     except OSError as exc:
         raise UsageError(f"--base-ref needs git: {exc}") from None
     if run.returncode != 0:
-        raise UsageError(f"git {' '.join(args)}: {run.stderr.strip()}")
+        message = run.stderr.decode("utf-8", "replace").strip()
+        raise UsageError(f"git {' '.join(args)}: {message}")
     return run.stdout
 
 
 def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
     """The rule files under ``paths`` as they were at git revision ``ref``, written below ``into``."""
-    top = Path(_git("rev-parse", "--show-toplevel").strip())
     out = []
     for raw in paths:
-        relative = Path(raw).resolve().relative_to(top).as_posix()
-        names = _git("ls-tree", "-r", "--name-only", ref, "--", relative).split()
+        resolved = Path(raw).resolve()
+        if not resolved.exists():
+            raise UsageError(f"--head: no such file or directory: {raw}")
+        given = Path(raw).absolute()
+        here = given if given.is_dir() else given.parent
+        top = Path(os.fsdecode(_git("rev-parse", "--show-toplevel", cwd=here).strip())).resolve()
+        if not resolved.is_relative_to(top):  # a symlink out of the repository
+            raise UsageError(f"--head {raw}: outside the git repository at {top}; --base-ref compares files of it")
+        relative = resolved.relative_to(top).as_posix()
+        listing = _git("ls-tree", "-r", "-z", "--name-only", "--full-name", ref, "--", relative or ".", cwd=top)
+        names = [os.fsdecode(n) for n in listing.split(b"\0") if n]
         if not names:
             raise UsageError(f"--base-ref: {raw} does not exist at {ref}")
         for name in names:
-            if name == relative or name.endswith(".fr"):
+            if name == relative or name.endswith(RULE_SUFFIX):
                 target = into / name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(_git("show", f"{ref}:{name}"), encoding="utf-8")
+                target.write_bytes(_git("cat-file", "blob", f"{ref}:{name}", cwd=top))
         out.append(str(into / relative))
     return out
 

@@ -108,3 +108,44 @@ def test_the_review_walkthrough_shows_current_output(in_root: Path) -> None:
     for output in ("text", "markdown"):
         code, out, _ = diff("--base", "examples/flink-ha/policy.fr", "--head", head, "--facts", FACTS, "-o", output)
         assert code == 0 and out.strip() in doc, f"docs/review.md shows stale {output} output"
+
+
+def _repo_with(tmp_path: Path, names: list[str]) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "rules").mkdir(parents=True)
+    for name in names:
+        (repo / "rules" / name).write_text(
+            (ROOT / "examples" / "flink-ha" / "policy.fr")
+            .read_text()
+            .replace("policy flink-ha", f"policy p{len(name)}")
+        )
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    return repo
+
+
+def test_base_ref_reads_names_with_spaces_and_accents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git ls-tree's output was split on whitespace and its quoting kept: rules/règles.fr was silently dropped
+    from the base (a diff of changes that do not exist) and rules/my rules.fr failed."""
+    repo = _repo_with(tmp_path, ["règles.fr", "my rules.fr"])
+    shutil.copytree(ROOT / "examples" / "flink-ha" / "facts", repo / "facts")
+    monkeypatch.chdir(repo / "rules")  # from a subdirectory: git paths are the repository's
+    code, out, err = diff("--base-ref", "HEAD", "--head", ".", "--facts", "../facts", "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["changes"] == []
+
+
+def test_base_ref_with_a_head_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo_with(tmp_path, ["p.fr"])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "p.fr").write_text((repo / "rules" / "p.fr").read_text())
+    monkeypatch.chdir(repo)
+    facts = str(ROOT / FACTS)
+    code, _, err = diff("--base-ref", "HEAD", "--head", str(outside / "p.fr"), "--facts", facts)
+    assert code == 2 and "not a git repository" in err, err
+    (repo / "rules" / "out.fr").symlink_to(outside / "p.fr")
+    code, _, err = diff("--base-ref", "HEAD", "--head", "rules/out.fr", "--facts", facts)
+    assert code == 2 and "outside the git repository" in err, err
