@@ -9,6 +9,7 @@ field), and a field that fleetrules does not know is reported as a warning, not 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -37,6 +38,7 @@ from engine.inputs.facts import (
 from engine.inputs.files import Paths, display_path, expand
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
+from engine.kube import validation as k8s
 from engine.kube.interpreter import HookRule, customization_rule
 from engine.kube.quantity import parse_quantity
 from engine.kube.resources import effective_requests
@@ -482,6 +484,34 @@ def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str
     )
 
 
+CLUSTER_NAME_MAX = 48  # karmada pkg/apis/cluster/validation clusterNameMaxLength
+
+
+def _check_metadata(r: _Reader, kind: str, meta: Mapping[str, Any]) -> None:
+    """What the API server's ObjectMeta validation refuses, in its words: label keys and values,
+    annotation keys, the namespace; a Cluster's name as Karmada's ValidateClusterName checks it."""
+
+    def invalid(path: str, value: str, problems: list[str]) -> None:
+        if problems:
+            r.fail(path, f"Invalid value: {json.dumps(value, ensure_ascii=False)}: {'; '.join(problems)}")
+
+    for field, values in (("labels", True), ("annotations", False)):
+        entries = meta.get(field)
+        if not isinstance(entries, Mapping):
+            continue
+        for key, value in entries.items():
+            invalid(f"metadata.{field}", str(key), k8s.qualified_name_problems(str(key)))
+            if values and isinstance(value, str):
+                invalid(f"metadata.{field}", value, k8s.label_value_problems(value))
+    namespace = meta.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        invalid("metadata.namespace", namespace, k8s.dns1123_label_problems(namespace))
+    name = meta.get("name")
+    if kind == "Cluster" and isinstance(name, str):
+        too_long = [f"must be no more than {CLUSTER_NAME_MAX} characters"] if len(name) > CLUSTER_NAME_MAX else []
+        invalid("metadata.name", name, too_long or k8s.dns1123_label_problems(name))
+
+
 _INTERPRETER_KINDS = ("ResourceInterpreterCustomization", "ResourceInterpreterWebhookConfiguration")
 
 
@@ -561,6 +591,7 @@ class FactSet:
             )
             return
         self.seen[identity] = where
+        _check_metadata(r, kind, meta)
         if kind in POLICY_KINDS:
             self.policies.append(PolicyObject(where, obj, marks))
             return
