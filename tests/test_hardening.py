@@ -159,3 +159,24 @@ def test_an_include_above_the_file_but_inside_the_tree_is_fine(tmp_path: Path) -
     (tmp_path / "common" / "base.fr").write_text("policy base {\n  select {\n    kind Deployment\n  }\n}\n")
     (tmp_path / "team" / "p.fr").write_text('include "../common/base.fr"\n')
     assert CliRunner().invoke(main, ["check", str(tmp_path)]).exit_code == 0
+
+
+def _rules_file(path: Path, prefix: str, count: int) -> None:
+    rule = 'rule {}_{} {{\n  when binding b and cluster c (c.name == "m")\n  then reject c for b "no"\n}}\n'
+    path.write_text("".join(rule.format(prefix, i) for i in range(count)))
+
+
+def test_the_rule_count_is_limited_over_all_files(tmp_path: Path) -> None:
+    """Each file was limited alone; 20,000 rules over many files took 24 s to check."""
+    for name in ("a", "b", "c"):
+        _rules_file(tmp_path / f"{name}.fr", name, 700)
+    result = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "c.fr:2401:1: error: the rule set has more than 2,000 rules and policies over all its files" in result.stdout
+
+
+def test_the_file_count_is_limited(tmp_path: Path) -> None:
+    for i in range(1_001):
+        (tmp_path / f"r{i:04d}.fr").write_text(f"policy p{i} {{\n  select {{\n    kind Deployment\n  }}\n}}\n")
+    result = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert result.exit_code == 2 and "the rule set has more than 1,000 files" in result.stdout

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.errors import Diagnostic, Span, error, warning
+from engine.errors import Diagnostic, Severity, Span, error, warning
 from engine.inputs.files import Paths, display_path, expand, path_list, read_source
 from engine.inputs.policies import policy_file
 from engine.syntax import ast
@@ -21,6 +21,10 @@ from engine.syntax.parse import parse_partial
 # Karmada PropagationPolicy files are rule files too when named explicitly (directories give *.fr only).
 POLICY_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_INCLUDE_DEPTH = 16
+# limits of a whole rule set, over every file and include (a file alone is limited to MAX_FILE_BYTES)
+MAX_FILES = 1_000
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+MAX_ITEMS = 2_000  # rules and policies
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,13 @@ class _Loader:
         self.order: list[ast.File] = []
         self.sources: dict[str, str] = {}
         self.diagnostics: list[Diagnostic] = []
+        self.total_bytes = 0
+        self.items = 0
+        self.stopped = False  # a limit of the whole rule set was reached
 
     def load(self, path: Path, chain: tuple[Path, ...] = (), at: Span | None = None) -> None:
+        if self.stopped:
+            return
         key = path.resolve()
         if key in chain:
             cycle = " -> ".join(display_path(p) for p in (*chain[chain.index(key) :], key))
@@ -61,9 +70,16 @@ class _Loader:
             self.diagnostics.append(error(f"includes nest deeper than {MAX_INCLUDE_DEPTH} files", at))
             return
         shown = display_path(path)
+        if len(self.files) >= MAX_FILES:
+            self._over(f"the rule set has more than {MAX_FILES:,} files", at, shown)
+            return
         self.files[key] = None
         text = read_source(path, shown, self.diagnostics, at)
         if text is None:
+            return
+        self.total_bytes += len(text.encode("utf-8"))
+        if self.total_bytes > MAX_TOTAL_BYTES:
+            self._over(f"the rule set is larger than {MAX_TOTAL_BYTES:,} bytes over all its files", at, shown)
             return
         self.sources[shown] = text
         if path.suffix in POLICY_SUFFIXES:
@@ -81,6 +97,18 @@ class _Loader:
                 self.load(target, (*chain, key), include.path.span)
         self.files[key] = tree
         self.order.append(tree)
+        self.items += len(tree.policies) + len(tree.rules)
+        if self.items > MAX_ITEMS:
+            past = [*tree.policies, *tree.rules][-(self.items - MAX_ITEMS)]
+            self._over(
+                f"the rule set has more than {MAX_ITEMS:,} rules and policies over all its files", past.span, shown
+            )
+
+    def _over(self, message: str, at: Span | None, shown: str) -> None:
+        """A limit of the whole rule set: reported once, at the file or item past it; reading stops."""
+        if not self.stopped:
+            self.diagnostics.append(Diagnostic(Severity.ERROR, message, at or Span(shown, 0, 0, 0, 0), unreadable=True))
+        self.stopped = True
 
     def _include(self, path: Path, include: ast.Include) -> Path | None:
         """The file an include names, relative to the including file and inside the rule tree; else None
