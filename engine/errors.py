@@ -142,3 +142,9 @@ def printable(text: str) -> str:
         else:
             out.append(f"\\u{code:04x}")
     return "".join(out)
+
+
+def expect(name: str, value: object, kind: type | tuple[type, ...], what: str) -> None:
+    """A public function's argument is of ``kind``, or a UsageError says what was expected (``what``)."""
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise UsageError(f"{name}: expected {what}, found {type(value).__name__}")

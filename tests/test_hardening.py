@@ -180,3 +180,14 @@ def test_the_file_count_is_limited(tmp_path: Path) -> None:
         (tmp_path / f"r{i:04d}.fr").write_text(f"policy p{i} {{\n  select {{\n    kind Deployment\n  }}\n}}\n")
     result = CliRunner().invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 2 and "the rule set has more than 1,000 files" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["parse", "check", "format_source", "format_file", "to_json", "to_yaml", "to_text", "result_data", "load_rules"],
+)
+def test_every_public_function_refuses_none_with_the_projects_error(name: str) -> None:
+    import engine
+
+    with pytest.raises(engine.FleetrulesError):
+        getattr(engine, name)(None)

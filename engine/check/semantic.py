@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from engine.errors import Diagnostic, Span, did_you_mean, error, warning
+from engine.errors import Diagnostic, Span, UsageError, did_you_mean, error, expect, warning
 from engine.kube import jsonpath
 from engine.kube import validation as k8s
 from engine.syntax import ast
@@ -578,4 +578,9 @@ def _literal_comparisons(expr: ast.Expr) -> Iterator[tuple[ast.Path, ast.Literal
 def check(files: Sequence[ast.File], version: str = KARMADA_VERSION, strict: bool = False) -> list[Diagnostic]:
     """Every semantic problem of the rule set formed by ``files`` for Karmada ``version``, in source order;
     with ``strict``, each use of a fleetrules extension is an error too."""
+    expect("files", files, (list, tuple), "a list of File objects from parse()")
+    for file in files:
+        expect("files[]", file, ast.File, "File objects from parse()")
+    if version not in KARMADA_VERSIONS:
+        raise UsageError(f"version: expected one of {', '.join(KARMADA_VERSIONS)}, found {version!r}")
     return sorted(_Checker(files, version, strict).run(), key=Diagnostic.sort_key)

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from engine.errors import expect
 from engine.inputs.facts import rfc3339, task_data
 from engine.results import BindingState, Eviction, Explanation, Placement, Result
 from engine.schedule.reschedule import SETTLED
@@ -62,6 +63,7 @@ def _count(replicas: int) -> str:
 
 
 def result_data(result: Result) -> dict[str, Any]:
+    expect("result", result, Result, "a Result from evaluate()")
     data: dict[str, Any] = {
         "placements": [placement_data(p) for p in result.placements],
         "evictions": [e.data() for e in result.evictions],
@@ -80,6 +82,7 @@ def to_yaml(result: Result) -> str:
 
 
 def to_text(result: Result) -> str:
+    expect("result", result, Result, "a Result from evaluate()")
     lines: list[str] = []
     for p in result.placements:
         lines.append(f"{p.binding}  (policy {p.policy})")

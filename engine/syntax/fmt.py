@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+from engine.errors import expect
 from engine.syntax import ast
 from engine.syntax.parse import UNIT_SECONDS, keywords, parse
 
@@ -303,10 +304,13 @@ class _Printer:
 
 
 def format_file(file: ast.File, source: str | None = None) -> str:
+    expect("file", file, ast.File, "a File from parse()")
+    expect("source", source, (str, type(None)), "the file's text (str) or None")
     """The canonical text of ``file``; ``source`` (its original text) lets blank lines be kept."""
     return _Printer(file, source).file(file)
 
 
 def format_source(text: str, path: str = "<string>") -> str:
+    expect("text", text, str, "the rule file's text (str)")
     """Parse and re-print; raises RuleError when the text does not parse."""
     return format_file(parse(text, path), text)

@@ -22,7 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 from lark.parsers.lalr_parser_state import ParserState
 
-from engine.errors import Diagnostic, RuleError, Span, error
+from engine.errors import Diagnostic, RuleError, Span, error, expect
 from engine.syntax import ast
 
 MAX_ERRORS = 50
@@ -177,6 +177,8 @@ def _end_token(last: Token | None) -> Token:
 
 
 def parse(text: str, path: str = "<string>") -> ast.File:
+    expect("text", text, str, "the rule file's text (str)")
+    expect("path", path, str, "the file name to report (str)")
     """Parse one rule file; raise RuleError with every syntax error found."""
     tree, diagnostics = parse_partial(text, path)
     if tree is None or diagnostics:
