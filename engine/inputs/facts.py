@@ -58,6 +58,16 @@ class Cluster:
     source: str = "<python>"
     resource_summary: ResourceSummary | None = None  # None: status.resourceSummary absent
     resource_models: tuple[ResourceModel, ...] = ()
+    # status.apiEnablements as (groupVersion, kind); None when the status does not report them
+    api_enablements: frozenset[tuple[str, str]] | None = None
+    complete_api_enablements: bool = False  # the CompleteAPIEnablements condition is True
+
+    def api_enablement(self, api_version: str, kind: str) -> str:
+        """Cluster.APIEnablement (cluster_helper.go): APIEnabled when listed; else APIDisabled if the list
+        is complete, APIUnknown if not."""
+        if self.api_enablements is not None and (api_version, kind) in self.api_enablements:
+            return "APIEnabled"
+        return "APIDisabled" if self.complete_api_enablements else "APIUnknown"
 
 
 @dataclass(frozen=True)

@@ -257,8 +257,10 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         taint = Taint(r.string(t, "key", path, required=True), r.string(t, "value", path), effect)
         taints.append(Taint(taint.key, taint.value, taint.effect, r.time(t, "timeAdded", path)))
     ready, since = "Unknown" if status.get("conditions") is not None else "True", None
+    complete = False
     for i, raw in enumerate(r.sequence(status.get("conditions"), "status.conditions")):
         c = r.mapping(raw, f"status.conditions[{i}]")
+        complete = complete or (c.get("type") == "CompleteAPIEnablements" and c.get("status") == "True")
         if c.get("type") == "Ready":
             ready = r.string(c, "status", f"status.conditions[{i}]", required=True)
             since = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
@@ -277,7 +279,24 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         ready_since=since,
         deleting=meta.get("deletionTimestamp") is not None,
         source=source,
+        api_enablements=_api_enablements(r, status),
+        complete_api_enablements=complete,
     )
+
+
+def _api_enablements(r: _Reader, status: Mapping[str, Any]) -> frozenset[tuple[str, str]] | None:
+    """status.apiEnablements: [{groupVersion, resources: [{name, kind}]}] as (groupVersion, kind) pairs."""
+    if status.get("apiEnablements") is None:
+        return None
+    out = set()
+    for i, raw in enumerate(r.sequence(status.get("apiEnablements"), "status.apiEnablements")):
+        path = f"status.apiEnablements[{i}]"
+        item = r.mapping(raw, path)
+        group_version = r.string(item, "groupVersion", path, required=True)
+        for j, resource in enumerate(r.sequence(item.get("resources"), f"{path}.resources")):
+            kind = r.string(r.mapping(resource, f"{path}.resources[{j}]"), "kind", f"{path}.resources[{j}]")
+            out.add((group_version, kind))
+    return frozenset(out)
 
 
 def _resource_summary(r: _Reader, status: Mapping[str, Any]) -> ResourceSummary | None:

@@ -103,6 +103,12 @@ class Scheduler:
             self._tasks(binding)
         for cluster in live:
             self._taints(cluster)
+        apis = sorted({(b.api_version, b.kind) for b in self.facts.bindings if b.api_version})
+        for cluster in live:
+            for api_version, kind in apis if cluster.api_enablements is not None else ():
+                if cluster.api_enablement(api_version, kind) != "APIEnabled":  # APIDisabled or APIUnknown
+                    fact = {"cluster": cluster.name, "api_version": api_version, "kind": kind}
+                    s.assert_fact("api_unavailable", fact)
         for cluster in live:
             self.cluster_ids[cluster.name] = s.assert_fact("cluster", encoding.cluster(self.symbols, cluster))
         for binding in self.facts.bindings:
@@ -462,6 +468,15 @@ class Scheduler:
 
     def warnings(self) -> tuple[Diagnostic, ...]:
         out = []
+        live = [c for c in self.facts.clusters if not c.deleting]
+        unreported = [c.name for c in live if c.api_enablements is None]
+        if unreported and len(unreported) < len(live):
+            names = ", ".join(unreported[:5]) + (f" and {len(unreported) - 5} more" if len(unreported) > 5 else "")
+            message = (
+                f"clusters without status.apiEnablements ({names}) are taken to serve every API; Karmada's "
+                "APIEnablement filter places nothing new on a cluster whose APIs it does not know"
+            )
+            out.append(warning(message, subject="clusters"))
         unmatched = set(self.unmatched)
         for binding in self.facts.bindings:
             key, note = binding.key, self.notes.get(binding.key)

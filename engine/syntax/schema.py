@@ -60,6 +60,11 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "effect": FieldType.STRING,
         "display": FieldType.STRING,  # as Karmada prints it: {key=value:Effect}
     },
+    "api_unavailable": {  # a binding's API (apiVersion, kind) that a cluster is not known to serve
+        "cluster": FieldType.STRING,
+        "api_version": FieldType.STRING,
+        "kind": FieldType.STRING,
+    },
     "eviction_task": {
         "namespace": FieldType.STRING,
         "binding": FieldType.STRING,
