@@ -38,7 +38,13 @@ def test_json_names_the_rules_responsible(in_root: Path) -> None:
     )
     assert code == 0
     data = json.loads(out)
-    assert data["summary"] == {"moved": 1, "newlyUnschedulable": 1, "newEvictions": 0, "changed": 4}
+    assert data["summary"] == {
+        "moved": 1,
+        "newlyUnschedulable": 1,
+        "newEvictions": 0,
+        "replicasChanged": 0,
+        "changed": 4,
+    }
     moved = next(c for c in data["changes"] if c["binding"] == "streaming/orders-c-flinkdeployment")
     assert (moved["before"], moved["after"], moved["rules"]) == (["member3"], [], ["flink-ha/workload anti-affinity"])
 
@@ -149,3 +155,25 @@ def test_base_ref_with_a_head_outside_the_repository(tmp_path: Path, monkeypatch
     (repo / "rules" / "out.fr").symlink_to(outside / "p.fr")
     code, _, err = diff("--base-ref", "HEAD", "--head", "rules/out.fr", "--facts", facts)
     assert code == 2 and "outside the git repository" in err, err
+
+
+def test_replica_changes_are_reported(tmp_path: Path, in_root: Path) -> None:
+    """Static weights 2:1 → 1:1 keep web on member1 and member2 but move a replica: a change of its own
+    ("replicas"), shown per cluster and gateable with --fail-on replicas."""
+    snapshot = ROOT / "examples" / "divided-replicas" / "snapshot.yaml"
+    head = tmp_path / "snapshot.yaml"
+    head.write_text(
+        snapshot.read_text().replace(
+            "{targetCluster: {clusterNames: [member1]}, weight: 2}",
+            "{targetCluster: {clusterNames: [member1]}, weight: 1}",
+        )
+    )
+    args = ["--base", str(snapshot), "--head", str(head), "--facts", str(snapshot)]
+    code, out, err = diff(*args, "-o", "json", "--fail-on", "replicas")
+    assert code == 1, err
+    (change,) = json.loads(out)["changes"]
+    assert change["binding"] == "shop/web-deployment" and change["before"] == change["after"]
+    assert change["replicas"] == {"member1": {"before": 4, "after": 3}, "member2": {"before": 2, "after": 3}}
+    code, out, _ = diff(*args)
+    assert code == 0 and "  replicas: member1 4 -> 3, member2 2 -> 3" in out
+    assert "1 binding with replicas shifted" in out.splitlines()[0]

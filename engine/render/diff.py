@@ -19,8 +19,11 @@ def _plural(n: int, word: str) -> str:
 
 def _summary(d: Diff) -> str:
     moved, unsched, evictions = d.count("moved"), d.count("unschedulable"), d.count("eviction")
+    resized = d.count("replicas") - sum("moved" in c.categories() and "replicas" in c.categories() for c in d.changes)
     return (
-        f"{_plural(moved, 'binding')} moved, {unsched} newly unschedulable, "
+        f"{_plural(moved, 'binding')} moved, "
+        + (f"{_plural(resized, 'binding')} with replicas shifted, " if resized else "")
+        + f"{unsched} newly unschedulable, "
         f"{_plural(evictions, 'binding')} with new evictions, {_plural(len(d.changes), 'binding')} changed in all"
     )
 
@@ -40,6 +43,8 @@ def to_text(d: Diff) -> str:
             lines += [f"  + {cluster} rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
         for cluster, reasons in c.rejections_removed.items():
             lines += [f"  - {cluster} no longer rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
+        if c.replicas:
+            lines.append("  replicas: " + ", ".join(f"{k} {o} -> {n}" for k, (o, n) in c.replicas.items()))
         for cluster, (old, new) in c.scores.items():
             lines.append(f"  ~ {cluster} score {_score(old)} -> {_score(new)}")
         lines += [
@@ -59,6 +64,7 @@ def to_data(d: Diff) -> dict[str, Any]:
             "moved": d.count("moved"),
             "newlyUnschedulable": d.count("unschedulable"),
             "newEvictions": d.count("eviction"),
+            "replicasChanged": d.count("replicas"),
             "changed": len(d.changes),
         },
         "changes": [
@@ -71,6 +77,7 @@ def to_data(d: Diff) -> dict[str, Any]:
                 "rejectionsAdded": reasons(c.rejections_added),
                 "rejectionsRemoved": reasons(c.rejections_removed),
                 "scores": {k: {"before": o, "after": n} for k, (o, n) in c.scores.items()},
+                "replicas": {k: {"before": o, "after": n} for k, (o, n) in c.replicas.items()},
                 "evictionsAdded": list(c.evictions_added),
                 "evictionsRemoved": list(c.evictions_removed),
             }
@@ -105,6 +112,7 @@ def to_markdown(d: Diff) -> str:
             lines += [f"- ➕ `{cluster}` rejected: {_cell(r.message)} (`{r.rule}`, {r.source})" for r in reasons]
         for cluster, reasons in c.rejections_removed.items():
             lines += [f"- ➖ `{cluster}` no longer rejected: {_cell(r.message)} (`{r.rule}`)" for r in reasons]
+        lines += [f"- replicas on `{k}`: {o} → {n}" for k, (o, n) in c.replicas.items()]
         lines += [f"- score of `{k}`: {_score(o)} → {_score(n)}" for k, (o, n) in c.scores.items()]
         lines += [
             f"- ➕ eviction from `{e.get('cluster')}`: {e.get('task', {}).get('reason', e.get('error', ''))}"

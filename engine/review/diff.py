@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.results import Placement, Reason, Result
 
-CATEGORIES = ("moved", "unschedulable", "eviction", "rejection", "score")
+CATEGORIES = ("moved", "replicas", "unschedulable", "eviction", "rejection", "score")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Change:
     rejections_removed: dict[str, tuple[Reason, ...]] = field(default_factory=dict)
     evictions_added: tuple[dict[str, Any], ...] = ()
     evictions_removed: tuple[dict[str, Any], ...] = ()
+    # cluster → (replicas before, after) where the assignment changed (0: not a target); {} when equal
+    replicas: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def moved(self) -> bool:
@@ -47,6 +49,8 @@ class Change:
         found = set()
         if self.moved:
             found.add("moved")
+        if self.replicas:
+            found.add("replicas")
         if self.is_unschedulable and not self.was_unschedulable:
             found.add("unschedulable")
         if self.evictions_added:
@@ -97,6 +101,17 @@ def _minus(a: Iterable[dict[str, Any]], b: Iterable[dict[str, Any]]) -> tuple[di
     return tuple(x for x in a if json.dumps(x, sort_keys=True) not in keys)
 
 
+def _replicas(b: Placement | None, a: Placement | None) -> dict[str, tuple[int, int]]:
+    """Each cluster whose replica count changed, for workloads (a non-workload's counts are all 0)."""
+    old = {c: b.replicas.get(c, 0) for c in b.clusters} if b else {}
+    new = {c: a.replicas.get(c, 0) for c in a.clusters} if a else {}
+    if not any(old.values()) and not any(new.values()):
+        return {}
+    return {
+        c: (old.get(c, 0), new.get(c, 0)) for c in sorted(old.keys() | new.keys()) if old.get(c, 0) != new.get(c, 0)
+    }
+
+
 def compare(base: Result, head: Result, threshold: int = 0) -> Diff:
     """Every binding whose placement, rejections, evictions or scores (by more than ``threshold``) changed."""
     before = {p.binding: p for p in base.placements}
@@ -121,6 +136,7 @@ def compare(base: Result, head: Result, threshold: int = 0) -> Diff:
             rejections_removed=_subtract(b, a),
             evictions_added=_minus(new_ev, old_ev),
             evictions_removed=_minus(old_ev, new_ev),
+            replicas=_replicas(b, a),
         )
         if change.categories():
             changes.append(change)
