@@ -470,7 +470,7 @@ class Scheduler:
         out = []
         live = [c for c in self.facts.clusters if not c.deleting]
         unreported = [c.name for c in live if c.api_enablements is None]
-        if unreported and len(unreported) < len(live):
+        if unreported and any(b.api_version and self.binding_policy.get(b.key) for b in self.facts.bindings):
             names = ", ".join(unreported[:5]) + (f" and {len(unreported) - 5} more" if len(unreported) > 5 else "")
             message = (
                 f"clusters without status.apiEnablements ({names}) are taken to serve every API; Karmada's "
