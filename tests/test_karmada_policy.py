@@ -198,3 +198,26 @@ def test_karmada_validation_of_policies(tmp_path: Path, change: str, message: st
     with pytest.raises(RuleError) as caught:
         load_rules([path])
     assert message in caught.value.render()
+
+
+@pytest.mark.parametrize(
+    ("field", "said"),
+    [
+        ("preemption: Always", "preemption acts only with the PolicyPreemption feature gate (alpha, off by default)"),
+        ("preemption: Never", None),  # the default: nothing to say
+        ("preemption: Sometimes", 'Unsupported value: "Sometimes": supported values: "Always", "Never"'),
+        ("schedulerName: my-scheduler", "bindings of this policy wait for scheduler 'my-scheduler'"),
+        ("schedulerName: default-scheduler", None),
+    ],
+)
+def test_spec_fields_fleetrules_takes_at_their_default(tmp_path: Path, field: str, said: str | None) -> None:
+    """pkg/features PolicyPreemption {Default: false, Alpha}: without the gate the detector never preempts."""
+    (tmp_path / "p.yaml").write_text(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\n"
+        f"spec:\n  {field}\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment}}]\n"
+    )
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "p.yaml")])
+    if said is None:
+        assert result.exit_code == 0 and result.stdout == ""
+    else:
+        assert said in result.stdout

@@ -74,6 +74,30 @@ class _Converter:
             value = str(value)
         return ast.Word(value, span=self.field_span(obj, path))
 
+    def _not_evaluated(self, spec: dict[str, Any], key: str) -> None:
+        """A spec field fleetrules does not evaluate: say so, or why its default already is Karmada's."""
+        value, path = spec[key], f"spec.{key}"
+        if key == "preemption":
+            if value not in ("Always", "Never"):
+                self.fail(spec, path, f'Unsupported value: {json.dumps(value)}: supported values: "Always", "Never"')
+            elif value == "Always":
+                self.warn(
+                    spec,
+                    path,
+                    "preemption acts only with the PolicyPreemption feature gate (alpha, off by default); fleetrules "
+                    "evaluates as with it off: a workload claimed by another policy stays with that policy",
+                )
+        elif key == "schedulerName":
+            if value != "default-scheduler":
+                self.warn(
+                    spec,
+                    path,
+                    f"bindings of this policy wait for scheduler {value!r}; fleetrules places them as Karmada's "
+                    "default-scheduler would",
+                )
+        else:
+            self.warn(spec, path, "not evaluated by fleetrules")
+
     def integer(self, obj: dict[str, Any], key: str, path: str, bits: int = 64) -> int | None:
         """``obj[key]`` as the API server takes an integer field: absent is None, any other type is the
         structural schema's error, and a value the field's Go type cannot hold is refused."""
@@ -208,7 +232,7 @@ class _Converter:
         spec = self.mapping(obj.get("spec"), obj, "spec")
         self.known(spec, _SPEC, "spec")
         for key in sorted(_NOT_EVALUATED & set(spec)):
-            self.warn(spec, f"spec.{key}", "not evaluated by fleetrules")
+            self._not_evaluated(spec, key)
         placement = self.mapping(spec.get("placement"), spec, "spec.placement")
         stmts: list[ast.PolicyStmt] = []
         if spec.get("priority") is not None:

@@ -9,7 +9,8 @@ propagateResource, compare.go getHighestPriority*, pkg/util/selector.go Resource
    match of everything), then name. The first wins.
 3. Only when no PropagationPolicy matches are the ClusterPropagationPolicies ranked the same way.
 
-Preemption (spec.preemption) is not modelled: a claimed workload stays claimed.
+Preemption (spec.preemption: Always) needs the PolicyPreemption feature gate, alpha and off by default;
+fleetrules evaluates as with it off (check warns): a claimed workload stays claimed.
 """
 
 from __future__ import annotations
