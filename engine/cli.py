@@ -19,7 +19,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,6 +62,16 @@ def _say(text: str, err: bool = False, nl: bool = True) -> None:
     """Print ``text`` with control characters and lone surrogates escaped (a rule file's "\\u0000"
     prints as that, not as a NUL)."""
     click.echo(printable(text), err=err, nl=nl)
+
+
+def _warn(d: Diagnostic, sources: Mapping[str, str] | None = None) -> None:
+    """A warning to stderr, once per command: a snapshot read both as rules and as facts converts its
+    policies twice, and says so once."""
+    seen = click.get_current_context().meta.setdefault("fleetrules.warned", set())
+    key = (d.severity, d.message, d.span, d.subject)
+    if key not in seen:
+        seen.add(key)
+        _say(render(d, sources), err=True)
 
 
 def _guarded(command: F) -> F:
@@ -315,7 +325,7 @@ def _rules(paths: Sequence[str]) -> RuleSet:
     if errors:
         raise RuleError(errors, rule_set.sources)
     for d in diagnostics:
-        _say(render(d, rule_set.sources), err=True)
+        _warn(d, rule_set.sources)
     return rule_set
 
 
@@ -333,7 +343,7 @@ def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, resch
     when, all_ = _now(now), reschedule == "all"
     result = evaluate(rule_set, _facts(facts, rules), when, reschedule_all=all_, controllers=_controller_flags())
     for d in result.warnings:
-        _say(render(d), err=True)
+        _warn(d)
     return result
 
 
@@ -423,9 +433,8 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     start, timeline = load_events(path)
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
-        _say(render(d), err=True)
-    warn = lambda d: _say(render(d), err=True)  # noqa: E731
-    entries = run_simulation(rule_set, loaded, start, timeline, warn, _controller_flags())
+        _warn(d)
+    entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags())
     if output == "json":
         _say(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:

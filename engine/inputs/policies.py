@@ -30,6 +30,22 @@ _NOT_EVALUATED = {"preemption", "dependentOverrides", "schedulerName", "conflict
                   "activationPreference", "suspension", "preserveResourcesOnDeletion", "association"}  # fmt: skip
 
 
+# spec fields fleetrules does not evaluate, at values where that changes nothing
+_DEFAULTS: dict[str, tuple[Any, ...]] = {
+    "conflictResolution": ("Abort",),
+    "preserveResourcesOnDeletion": (False, None),
+    "suspension": (None, {}),
+    "dependentOverrides": (None, []),
+    "association": (False, None),
+}
+# what the others do in Karmada, none of it placement or failover
+_NO_PLACEMENT_EFFECT = {
+    "conflictResolution": "conflictResolution decides whether Karmada takes over resources already in member clusters",
+    "preserveResourcesOnDeletion": "preserveResourcesOnDeletion keeps member resources when the template is deleted",
+    "suspension": "suspension pauses dispatching Works to member clusters",
+}
+
+
 @dataclass(frozen=True)
 class PolicyObject:
     """A PropagationPolicy or ClusterPropagationPolicy object, where it came from and its positions."""
@@ -95,6 +111,10 @@ class _Converter:
                     f"bindings of this policy wait for scheduler {value!r}; fleetrules places them as Karmada's "
                     "default-scheduler would",
                 )
+        elif value in _DEFAULTS.get(key, ()):
+            return  # Karmada's default, or nothing set: nothing differs
+        elif key in _NO_PLACEMENT_EFFECT:
+            self.warn(spec, path, f"{_NO_PLACEMENT_EFFECT[key]}; it does not change placement or failover")
         else:
             self.warn(spec, path, "not evaluated by fleetrules")
 
