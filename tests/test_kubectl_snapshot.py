@@ -38,3 +38,36 @@ def test_at_now_a_healthy_workload_stays() -> None:
     data = json.loads(result.stdout)
     assert result.exit_code == 0 and data["evictions"] == []
     assert data["placements"][0]["atNow"] == {"tasks": [], "works": {"member1": {}}}
+
+
+def test_cluster_scoped_templates_get_cluster_resource_bindings() -> None:
+    """A ClusterRole or Namespace is bound by a ClusterResourceBinding named NAME-KIND, without a namespace
+    (it was reported as default/reader-clusterrole); a template's own fields (a ClusterRole's rules) are its
+    content, not unknown fields."""
+    snapshot = SNAPSHOT.parent / "cluster-scoped.yaml"
+    result = CliRunner().invoke(main, ["eval", str(snapshot), "-o", "json"])
+    assert result.exit_code == 0 and "unknown field" not in result.stderr
+    placements = {p["binding"]: p["clusters"] for p in json.loads(result.stdout)["placements"]}
+    assert placements == {
+        "reader-clusterrole": ["member1"],
+        "shop-namespace": ["member1"],
+        "shop/cfg-configmap": ["member1", "member2"],
+    }
+
+
+def test_a_cluster_resource_binding_meets_its_template() -> None:
+    from engine import load_facts
+
+    crb = {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ClusterResourceBinding",
+        "metadata": {"name": "reader-clusterrole"},
+        "spec": {
+            "resource": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "reader"},
+            "clusters": [{"name": "member1"}],
+        },
+    }
+    facts = load_facts(SNAPSHOT.parent / "cluster-scoped.yaml", [crb])
+    binding = next(b for b in facts.bindings if b.kind == "ClusterRole")
+    assert binding.key == "reader-clusterrole" and binding.cluster_scoped and binding.cluster_names == ("member1",)
+    assert sum(b.kind == "ClusterRole" for b in facts.bindings) == 1

@@ -179,7 +179,8 @@ class Binding:
 
     @property
     def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        """NAMESPACE/NAME of a ResourceBinding; NAME alone of a ClusterResourceBinding (no RB key is one)."""
+        return self.name if self.cluster_scoped else f"{self.namespace}/{self.name}"
 
     @property
     def cluster_names(self) -> tuple[str, ...]:

@@ -50,7 +50,10 @@ CLUSTER_SCOPED = frozenset(
     {
         "Cluster", "ClusterResourceBinding", "ClusterPropagationPolicy", "ClusterOverridePolicy", "Namespace",
         "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass",
-        "PriorityClass", "ResourceInterpreterCustomization",
+        "PriorityClass", "ResourceInterpreterCustomization", "ResourceInterpreterWebhookConfiguration", "Node",
+        "IngressClass", "RuntimeClass", "CSIDriver", "CSINode", "VolumeAttachment", "APIService",
+        "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding", "ClusterTaintPolicy", "ClusterIssuer",
     }
 )  # fmt: skip
 INT32_MAX = 2**31 - 1
@@ -494,7 +497,8 @@ def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str
         uid=r.string(meta, "uid", "metadata"),
         api_version=r.string(obj, "apiVersion", "", required=True),
         kind=r.string(obj, "kind", "", required=True),
-        namespace=r.string(meta, "namespace", "metadata") or "default",
+        # a cluster-scoped template has no namespace; a namespaced one given without is in "default"
+        namespace="" if obj.get("kind") in CLUSTER_SCOPED else (r.string(meta, "namespace", "metadata") or "default"),
         name=r.string(meta, "name", "metadata", required=True),
         labels=r.labels(meta, "labels", "metadata"),
         status=obj.get("status"),
@@ -617,16 +621,8 @@ class FactSet:
         if kind in _INTERPRETER_KINDS and str(obj.get("apiVersion", "")).startswith("config.karmada.io/"):
             self.health_hooks += _health_hooks(r, obj)
             return
-        r.known(
-            obj,
-            _TOP
-            | (
-                {"data", "binaryData", "stringData", "type", "immutable"}
-                if kind not in ("Cluster", "ResourceBinding")
-                else set()
-            ),
-            "",
-        )
+        if kind in ("Cluster", "ResourceBinding", "ClusterResourceBinding"):
+            r.known(obj, _TOP, "")  # a resource template's other fields are its content: propagated, not read
         if kind == "Cluster":
             cluster = _cluster(r, obj, meta, where)
             if len(self.problems) == before or not any(p.is_error for p in self.problems[before:]):
@@ -665,6 +661,7 @@ class FactSet:
                 labels=workload.labels,
                 source=workload.source,
                 claim=claim_of(workload.labels, workload.annotations),
+                cluster_scoped=not namespace,  # Karmada makes a ClusterResourceBinding for it
             )
             if pending.key in bindings:
                 raise FactError([error(f"binding {pending.key} exists twice", subject=workload.source)])
