@@ -335,7 +335,13 @@ def _facts(facts: Sequence[str], rules: Sequence[str]) -> Facts:
     paths = list(facts) or [p for p in rules if not p.endswith(RULE_SUFFIX)]
     if not paths:
         raise UsageError("no facts: give --facts, or snapshot YAML files (kubectl get … -o yaml) among the paths")
-    return load_facts(paths)
+    if "-" not in paths:
+        return load_facts(paths)
+    try:  # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
+        text = sys.stdin.read()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--facts -: standard input is not UTF-8 text ({exc.reason})") from None
+    return load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
 
 
 def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
@@ -538,3 +544,8 @@ def test_command(paths: Sequence[str], output_format: str) -> None:
     _say(junit(report) if output_format == "junit" else test_text(report), nl=False)
     if report.failed:
         sys.exit(EXIT_PROBLEMS)
+
+
+def kubectl_main() -> None:
+    """The kubectl plugin (`kubectl fleetrules …`): the same commands, named as kubectl users type them."""
+    main(prog_name="kubectl fleetrules")

@@ -71,3 +71,12 @@ def test_a_cluster_resource_binding_meets_its_template() -> None:
     binding = next(b for b in facts.bindings if b.kind == "ClusterRole")
     assert binding.key == "reader-clusterrole" and binding.cluster_scoped and binding.cluster_names == ("member1",)
     assert sum(b.kind == "ClusterRole" for b in facts.bindings) == 1
+
+
+def test_facts_from_standard_input() -> None:
+    """`kubectl get … -o yaml | fleetrules eval RULES --facts -`: problems are named <stdin>."""
+    piped = CliRunner().invoke(main, ["eval", str(SNAPSHOT), "--facts", "-"], input=SNAPSHOT.read_text())
+    direct = CliRunner().invoke(main, ["eval", str(SNAPSHOT)])
+    assert piped.exit_code == 0 and piped.stdout == direct.stdout
+    bad = CliRunner().invoke(main, ["eval", str(SNAPSHOT), "--facts", "-"], input="kind: Cluster\n")
+    assert bad.exit_code == 2 and bad.stderr.startswith("<stdin>:1:1: error: Cluster ?: metadata.name: required")

@@ -54,6 +54,15 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "0 errors, 0 warnings in 6 files" in result.stderr
+    # the kubectl plugin: kubectl runs kubectl-fleetrules from the PATH for `kubectl fleetrules`
+    plugin = subprocess.run(
+        [env_dir / "bin" / "kubectl-fleetrules", "eval", "examples/flink-ha/policy.fr", "--facts", "-"],
+        cwd=work,
+        input=b"".join(p.read_bytes() + b"\n---\n" for p in sorted((work / "examples/flink-ha/facts").iterdir())),
+        capture_output=True,
+    )
+    assert plugin.returncode == 0, plugin.stderr
+    assert b"streaming/orders-a-flinkdeployment" in plugin.stdout
 
 
 def test_the_public_api_imports_outside_the_repository(tmp_path: Path) -> None:

@@ -689,15 +689,20 @@ def fact_files(paths: Paths) -> list[Path]:
     return expand(paths, FACT_SUFFIXES)
 
 
-def load_facts(paths: Paths = (), objects: Iterable[Mapping[str, Any]] = ()) -> Facts:
+def load_facts(
+    paths: Paths = (), objects: Iterable[Mapping[str, Any]] = (), texts: Iterable[tuple[str, str]] = ()
+) -> Facts:
     """Facts from YAML/JSON files and directories and from Python objects; raises FactError (and
     UsageError for arguments of the wrong kind)."""
     if isinstance(objects, (Mapping, str, bytes)) or not isinstance(objects, Iterable):
         raise UsageError(f"objects: expected a list of Kubernetes objects (mappings), found {type(objects).__name__}")
     facts = FactSet()
+    read: list[tuple[str, str | None, list[Diagnostic]]] = []
     for path in fact_files(paths):
         shown = display_path(path)
-        text, problems = read_text(path, shown, "fact files")
+        read.append((shown, *read_text(path, shown, "fact files")))
+    read += [(name, text, []) for name, text in texts]  # YAML or JSON already read (standard input)
+    for shown, text, problems in read:
         documents: list[Document] = []
         if text is not None:
             facts.sources[shown] = text
