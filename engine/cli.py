@@ -38,6 +38,7 @@ from engine.inputs.rules import RuleSet
 from engine.render.diff import to_json as diff_json
 from engine.render.diff import to_markdown as diff_markdown
 from engine.render.diff import to_text as diff_text
+from engine.render.karmada import policies_yaml
 from engine.render.results import explain_text, to_json, to_text, to_yaml
 from engine.render.tests import junit
 from engine.render.tests import text as test_text
@@ -413,11 +414,22 @@ def explain(
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["dsl", "yaml"]),
+    default="dsl",
+    show_default=True,
+    help="dsl: policies of the rule language; yaml: PropagationPolicy / ClusterPropagationPolicy objects.",
+)
 @_KARMADA_VERSION
 @_guarded
-def convert(paths: Sequence[str]) -> None:
-    """Print PropagationPolicy / ClusterPropagationPolicy YAML as rule-language policies."""
+def convert(paths: Sequence[str], target: str) -> None:
+    """Print PropagationPolicy YAML as rule-language policies, or (--to yaml) the other way round."""
     rule_set = _rules(paths)
+    if target == "yaml":
+        _say(policies_yaml(rule_set.files, rule_set.sources), nl=False)
+        return
     policies = tuple(p for f in rule_set.files for p in f.policies)
     _say(format_file(File(path="<converted>", items=policies)), nl=False)
 
