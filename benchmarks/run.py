@@ -45,6 +45,46 @@ RULES = """policy fleet {
 """
 
 
+DIVIDED_RULES = """policy fleet {
+  select { kind Deployment }
+  clusters { labels { env = prod } }
+  tolerate dedicated = batch : NoSchedule
+  spread by region min 2 max 3
+  spread by cluster min 2 max 6
+  replicas divided by available
+}
+"""
+
+
+def divided_fleet(objects: list[dict[str, Any]], seed: int = 7) -> list[dict[str, Any]]:
+    """The same fleet with what Divided scheduling reads: clusters' resource summaries, workloads'
+    replicas and pod requests."""
+    rng = random.Random(seed)
+    out = []
+    for o in objects:
+        o = json.loads(json.dumps(o))
+        if o["kind"] == "Cluster":
+            cpu = rng.choice([16, 32, 64])
+            o["status"] = {
+                "resourceSummary": {
+                    "allocatable": {"cpu": str(cpu), "memory": f"{cpu * 4}Gi", "pods": "330"},
+                    "allocated": {"cpu": str(rng.randrange(cpu // 2)), "memory": "8Gi", "pods": "30"},
+                }
+            }
+        else:
+            container = {"name": "app", "image": "app:1", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+            o["spec"] = {
+                "replicas": rng.randrange(2, 12),
+                "selector": {"matchLabels": {"app": o["metadata"]["name"]}},
+                "template": {
+                    "metadata": {"labels": {"app": o["metadata"]["name"]}},
+                    "spec": {"containers": [container]},
+                },
+            }
+        out.append(o)
+    return out
+
+
 def fleet(clusters: int, bindings: int, seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     objects: list[dict[str, Any]] = []
@@ -164,10 +204,29 @@ def compile_rules(count: int) -> float:
         return time.perf_counter() - t0
 
 
+def divided(clusters: int, bindings: int) -> tuple[float, float]:
+    """Seconds to evaluate the fleet Duplicated and Divided by available replicas over regions (the select
+    and assign stages); the ratio is what replica division costs."""
+    objects = fleet(clusters, bindings)
+    times = []
+    for rules_text, facts_objects in ((RULES, objects), (DIVIDED_RULES, divided_fleet(objects))):
+        with tempfile.TemporaryDirectory() as tmp:
+            rules_path, facts_path = Path(tmp) / "fleet.fr", Path(tmp) / "facts.yaml"
+            rules_path.write_text(rules_text)
+            facts_path.write_text(yaml.safe_dump_all(facts_objects))
+            rules, facts = load_rules([rules_path]), load_facts([facts_path])
+            t0 = time.perf_counter()
+            result = evaluate(rules, facts)
+            times.append(time.perf_counter() - t0)
+            assert all(p.clusters or p.unschedulable for p in result.placements)
+    return times[0], times[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100x1000,1000x10000,5000x50000", help="comma-separated CLUSTERSxBINDINGS")
     parser.add_argument("--rules", type=int, default=1000, help="rules in the generated file for the compile time")
+    parser.add_argument("--divided", default="1000x10000", help="CLUSTERSxBINDINGS for the Divided fleet")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -190,6 +249,13 @@ def main() -> None:
             f" {r['same_placements']}"
         )
     print(f"compile of a {args.rules}-rule file: {compile_rules(args.rules):.2f} s")
+    size = args.divided
+    c, b = (int(x) for x in size.split("x"))
+    duplicated, by_available = divided(c, b)
+    print(
+        f"Divided by available over regions, {size}: {by_available:.2f} s "
+        f"({by_available / duplicated:.1f}x the Duplicated evaluation of the same fleet, {duplicated:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

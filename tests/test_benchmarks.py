@@ -13,3 +13,8 @@ import run as bench
 def test_small_fleet_matches_the_baseline() -> None:
     result = bench.measure(12, 60)
     assert result["same_placements"] is True
+
+
+def test_the_divided_fleet_evaluates() -> None:
+    duplicated, by_available = bench.divided(12, 60)
+    assert duplicated > 0 and by_available > 0
