@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -18,3 +21,30 @@ def test_small_fleet_matches_the_baseline() -> None:
 def test_the_divided_fleet_evaluates() -> None:
     duplicated, by_available = bench.divided(12, 60)
     assert duplicated > 0 and by_available > 0
+
+
+def test_shared_selections_choose_as_each_binding_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The select stage's choice, shared by fresh bindings alike in pods and replicas, is the choice each
+    would make alone: the Divided fleet places identically with the sharing turned off."""
+    import yaml
+
+    from engine import evaluate, load_facts, load_rules
+    from engine.schedule import scheduler
+    from engine.schedule.spread import select
+
+    (tmp_path / "f.fr").write_text(bench.DIVIDED_RULES)
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump_all(bench.divided_fleet(bench.fleet(40, 300))))
+    rules, facts = load_rules([tmp_path / "f.fr"]), load_facts([tmp_path / "f.yaml"])
+
+    def answer() -> list[tuple[str, tuple[str, ...], dict[str, int], str]]:
+        return [(p.binding, p.clusters, dict(p.replicas), p.message) for p in evaluate(rules, facts).placements]
+
+    shared = answer()
+
+    def alone(self: Any, binding: Any, plan: Any, _shared: Any, feasible: Any, scores: Any) -> Any:
+        candidates = self._candidates(binding, feasible, scores, plan)
+        return select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
+
+    monkeypatch.setattr(scheduler.Scheduler, "_choose", alone)
+    assert answer() == shared
+    assert sum(1 for _, clusters, _, _ in shared if len(clusters) >= 2) > 200  # Divided over several clusters

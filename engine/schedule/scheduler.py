@@ -334,8 +334,7 @@ class Scheduler:
             if plan.duplicated and set(plan.spreads) == {"cluster"}:
                 chosen = self._first_clusters(binding, plan, feasible, scores)
             else:
-                candidates = self._candidates(binding, feasible, scores, plan)
-                chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
+                chosen = self._choose(binding, plan, shared, feasible, scores)
             targets = assign(plan.strategy, chosen, request, plan.weights)
         except SelectError as exc:
             attempt.error = f"failed to select clusters: {exc}"
@@ -364,6 +363,23 @@ class Scheduler:
                 count, feasible, key=lambda c: (-scores[c], -(available(c) + assigned.get(c, 0)), c)
             )
         return self._candidates(binding, chosen, scores, plan)
+
+    def _choose(
+        self, binding: Binding, plan: Plan, shared: _Shared, feasible: Subset, scores: Mapping[str, int]
+    ) -> list[Candidate]:
+        """The select stage (spread.select) over the feasible clusters as candidates. A binding with no
+        clusters yet, on the policy's shared feasible set and scores, chooses as every such binding with
+        the same pod request and replicas does: that choice is computed once (a Divided fleet spends
+        most of its time here otherwise, docs/performance.md)."""
+        fresh = not binding.clusters and feasible is shared.feasible and scores is shared.zero_scores
+        key = (_request_key(binding), binding.replicas, id(plan))
+        if fresh and key in shared.selections:
+            return list(shared.selections[key])
+        candidates = self._candidates(binding, feasible, scores, plan)
+        chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
+        if fresh:
+            shared.selections[key] = list(chosen)
+        return chosen
 
     def _candidates(
         self, binding: Binding, names: Iterable[str], scores: Mapping[str, int], plan: Plan
@@ -522,6 +538,9 @@ class _Shared:
     zero_scores: Constant
     exemptable: list[Decision]
     prefers: bool
+    # the select stage's choice for a fresh binding on exactly these feasible clusters and scores, by
+    # (request, replicas, plan): bindings of one policy alike in their pods choose alike
+    selections: dict[tuple[Any, int, int], list[Candidate]] = field(default_factory=dict)
 
 
 def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:
