@@ -114,38 +114,33 @@ def _silence_stdout() -> None:
         pass  # not a real file (tests): nothing is flushed at exit
 
 
-def _karmada_version(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
-    """--karmada-version, kept for the rule loading of whichever verb it was given to."""
-    if value is not None:
+def _kept(key: str, parse: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """A click callback that parses an option's value and keeps it for whatever the verb loads later
+    (the rules' Karmada version, the controllers' flags); a ValueError is the option's usage error."""
+
+    def keep(ctx: click.Context, _: click.Parameter, value: Any) -> None:
         try:
-            ctx.meta[_VERSION_KEY] = karmada_version(value)
+            ctx.meta[key] = parse(value)
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
+
+    return keep
 
 
 _VERSION_KEY = "fleetrules.karmada_version"
 _KARMADA_VERSION = click.option(
     "--karmada-version",
-    callback=_karmada_version,
+    callback=_kept(_VERSION_KEY, lambda v: KARMADA_VERSION if v is None else karmada_version(v)),
     expose_value=False,
     is_eager=True,
     help=f"The Karmada version whose behaviour to model where versions differ ({', '.join(KARMADA_VERSIONS)}; "
     f"default {KARMADA_VERSION}).",
 )
-
-
-def _controllers(ctx: click.Context, _: click.Parameter, value: Sequence[str]) -> None:
-    try:
-        ctx.meta[_CONTROLLERS_KEY] = Controllers.parse(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
 _CONTROLLERS_KEY = "fleetrules.controllers"
 _CONTROLLER = click.option(
     "--controller",
     multiple=True,
-    callback=_controllers,
+    callback=_kept(_CONTROLLERS_KEY, Controllers.parse),
     expose_value=False,
     metavar="FLAG=VALUE",
     help="A karmada-controller-manager flag that changes failover (repeatable): "

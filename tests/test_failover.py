@@ -22,6 +22,16 @@ EXAMPLE = Path("examples/flink-checkpoint")
 EVENTS = EXAMPLE / "events" / "job-fails.yaml"
 T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
 
+# fraud-detector's binding, Unhealthy on member1 since 10:00 (a fleetrules healthSince)
+UNHEALTHY = (
+    "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
+    "metadata: {{name: fraud-detector-flinkdeployment, namespace: streaming}}\nspec:\n"
+    "  resource: {{apiVersion: flink.apache.org/v1beta1, kind: FlinkDeployment, name: fraud-detector, "
+    "namespace: streaming}}\n  clusters: [{{name: member1, replicas: 1}}]\nstatus:\n  aggregatedStatus:\n"
+    "  - {{clusterName: member1, health: Unhealthy, healthSince: '2026-12-02T10:00:00Z', "
+    "status: {{jobStatus: {{jobId: j1, checkpointInfo: {{lastCheckpoint: {checkpoint}}}}}}}}}\n"
+)
+
 
 def simulate(rules: Path, *extra: str) -> str:
     result = CliRunner().invoke(
@@ -198,14 +208,7 @@ def test_evaluate_takes_an_rfc3339_string_and_refuses_other_times() -> None:
 
 
 def test_eval_text_shows_the_evictions(tmp_path: Path, in_root: Path) -> None:
-    (tmp_path / "unhealthy.yaml").write_text(
-        "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
-        "metadata: {name: fraud-detector-flinkdeployment, namespace: streaming}\nspec:\n"
-        "  resource: {apiVersion: flink.apache.org/v1beta1, kind: FlinkDeployment, name: fraud-detector, "
-        "namespace: streaming}\n  clusters: [{name: member1, replicas: 1}]\nstatus:\n  aggregatedStatus:\n"
-        "  - {clusterName: member1, health: Unhealthy, healthSince: '2026-12-02T10:00:00Z', "
-        "status: {jobStatus: {jobId: j1, checkpointInfo: {lastCheckpoint: s3://c}}}}\n"
-    )
+    (tmp_path / "unhealthy.yaml").write_text(UNHEALTHY.format(checkpoint="s3://c"))
     args = ["eval", str(EXAMPLE / "policy.fr"), "--facts", str(EXAMPLE / "facts" / "clusters.yaml")]
     result = CliRunner().invoke(
         main, [*args, "--facts", str(tmp_path / "unhealthy.yaml"), "--now", "2026-12-02T10:02:01Z"]
@@ -309,14 +312,7 @@ def test_preserved_values_are_not_trimmed() -> None:
 
 
 def test_explain_now_explains_the_eviction(tmp_path: Path, in_root: Path) -> None:
-    (tmp_path / "unhealthy.yaml").write_text(
-        "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\n"
-        "metadata: {name: fraud-detector-flinkdeployment, namespace: streaming}\nspec:\n"
-        "  resource: {apiVersion: flink.apache.org/v1beta1, kind: FlinkDeployment, name: fraud-detector, "
-        "namespace: streaming}\n  clusters: [{name: member1, replicas: 1}]\nstatus:\n  aggregatedStatus:\n"
-        "  - {clusterName: member1, health: Unhealthy, healthSince: '2026-12-02T10:00:00Z', "
-        "status: {jobStatus: {jobId: j1, checkpointInfo: {lastCheckpoint: chk-1}}}}\n"
-    )
+    (tmp_path / "unhealthy.yaml").write_text(UNHEALTHY.format(checkpoint="chk-1"))
     args = ["explain", str(EXAMPLE / "policy.fr"), "--facts", str(EXAMPLE / "facts" / "clusters.yaml")]
     args += ["--facts", str(tmp_path / "unhealthy.yaml"), "--now", "2026-12-02T10:02:01Z"]
     args += ["--binding", "streaming/fraud-detector-flinkdeployment", "--cluster", "member1"]
