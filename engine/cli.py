@@ -27,11 +27,11 @@ import click
 
 from engine.check.rules import load_rule_set
 from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, printable, render
-from engine.evaluate import evaluate
+from engine.evaluate import evaluate, evaluation_time
 from engine.evaluate import simulate as run_simulation
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.events import load_events
-from engine.inputs.facts import Facts, TimeOutOfRange, parse_time, rfc3339
+from engine.inputs.facts import Facts, rfc3339
 from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
 from engine.inputs.objects import load_facts
 from engine.inputs.rules import RuleSet
@@ -304,14 +304,7 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
 
 
 def _now(value: str | None) -> dt.datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_time(value)
-    except TimeOutOfRange as exc:
-        raise UsageError(f"--now: {exc}") from None
-    except ValueError:
-        raise UsageError(f"--now: {value!r} is not an RFC 3339 time such as 2026-01-02T03:04:05Z") from None
+    return evaluation_time(value, "--now")
 
 
 def _rules(paths: Sequence[str]) -> RuleSet:

@@ -44,23 +44,24 @@ def _arguments(rules: object, facts: object, controllers: object) -> None:
             raise UsageError(f"{name}: expected a {kind.__name__} from {source}, found {type(value).__name__}")
 
 
-def evaluation_time(now: object) -> dt.datetime | None:
-    """``now`` as an aware datetime: one already, or an RFC 3339 string; UsageError for anything else."""
+def evaluation_time(now: object, name: str = "now") -> dt.datetime | None:
+    """``now`` as an aware datetime: one already, or an RFC 3339 string; UsageError for anything else,
+    naming the argument (``name``: ``now``, or ``--now`` on the command line)."""
     if now is None:
         return None
     if isinstance(now, str):
         try:
             return parse_time(now)
         except TimeOutOfRange as exc:
-            raise UsageError(f"now: {exc}") from None
+            raise UsageError(f"{name}: {exc}") from None
         except ValueError:
-            raise UsageError(f"now: {now!r} is not an RFC 3339 time such as 2026-12-02T10:00:00Z") from None
+            raise UsageError(f"{name}: {now!r} is not an RFC 3339 time such as 2026-01-02T03:04:05Z") from None
     if not isinstance(now, dt.datetime):
-        raise UsageError(f"now: expected an aware datetime or an RFC 3339 string, found {type(now).__name__}")
+        raise UsageError(f"{name}: expected an aware datetime or an RFC 3339 string, found {type(now).__name__}")
     if now.tzinfo is None:
-        raise UsageError("now: a datetime with a time zone (a naive one is ambiguous), e.g. 2026-12-02T10:00:00Z")
+        raise UsageError(f"{name}: a datetime with a time zone (a naive one is ambiguous), e.g. 2026-12-02T10:00:00Z")
     if now.year > LAST_YEAR:
-        raise UsageError(f"now: past the year {LAST_YEAR}, beyond the times fleetrules computes with")
+        raise UsageError(f"{name}: past the year {LAST_YEAR}, beyond the times fleetrules computes with")
     return now
 
 
@@ -93,13 +94,13 @@ def evaluate(
             evictions = simulator.evictions()
             # each binding as it stands at ``now``: an evicted one where the scheduler placed it afterwards,
             # with its open tasks and Works
-            after = simulator.after_failover
+            after, states = simulator.after_failover, simulator.states()
             placements = tuple(
                 replace(
                     replace(after[p.binding], previous=p.previous, trigger=Trigger.FAILOVER)
                     if p.binding in after
                     else p,
-                    at_now=simulator.state(p.binding) if p.binding in simulator.world.bindings else None,
+                    at_now=states.get(p.binding),
                 )
                 for p in placements
             )

@@ -9,6 +9,7 @@ act (a toleration or grace period running out), whichever comes first. Events: e
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -144,15 +145,25 @@ class Simulator:
                 out.append(Eviction(e.time, e.binding, e.cluster, None, error, source=str(e.detail.get("source", ""))))
         return tuple(out)
 
-    def state(self, key: str) -> BindingState:
-        """The binding now: its open tasks, its Works, and the tasks ended and Works deleted at this moment."""
-        now = [e for e in self.entries if e.binding == key and e.time == self.world.now]
-        return BindingState(
-            tasks=self.world.bindings[key].eviction_tasks,
-            works=dict(self.world.works.get(key, {})),
-            tasks_ended=tuple(e.cluster for e in now if e.kind is EntryKind.TASK_REMOVED),
-            works_deleted=tuple(e.cluster for e in now if e.kind is EntryKind.WORK_DELETED),
-        )
+    def states(self) -> dict[str, BindingState]:
+        """Each binding now: its open tasks, its Works, and the tasks ended and Works deleted at this moment
+        (the entries read once for all bindings, not once per binding)."""
+        ended: dict[str, list[str]] = defaultdict(list)
+        deleted: dict[str, list[str]] = defaultdict(list)
+        for e in self.entries:
+            if e.time == self.world.now and e.kind is EntryKind.TASK_REMOVED:
+                ended[e.binding].append(e.cluster)
+            elif e.time == self.world.now and e.kind is EntryKind.WORK_DELETED:
+                deleted[e.binding].append(e.cluster)
+        return {
+            key: BindingState(
+                tasks=binding.eviction_tasks,
+                works=dict(self.world.works.get(key, {})),
+                tasks_ended=tuple(ended.get(key, ())),
+                works_deleted=tuple(deleted.get(key, ())),
+            )
+            for key, binding in self.world.bindings.items()
+        }
 
     def step(self) -> None:
         world = self.world
