@@ -34,8 +34,9 @@ _REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
 _FACT_TYPE = re.compile(r"[a-z][a-z0-9_]*")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-INT32_MAX = 2**31 - 1  # tolerationSeconds and gracePeriodSeconds of a failover behaviour are *int32
-INT64_MAX = 2**63 - 1  # a toleration's tolerationSeconds is an *int64
+# tolerationSeconds and gracePeriodSeconds of a failover behaviour are *int32 (k8s.INT32_MAX); a
+# toleration's tolerationSeconds is an *int64 (k8s.INT64_MAX)
+INT32_MAX, INT64_MAX = k8s.INT32_MAX, k8s.INT64_MAX
 GO_DURATION_SECONDS = INT64_MAX // 1_000_000_000  # the longest time.Duration in whole seconds
 
 

@@ -56,7 +56,7 @@ CLUSTER_SCOPED = frozenset(
         "ValidatingAdmissionPolicyBinding", "ClusterTaintPolicy", "ClusterIssuer",
     }
 )  # fmt: skip
-INT32_MAX = 2**31 - 1
+INT32_MAX = k8s.INT32_MAX
 _STEP = re.compile(r"\[([0-9]+)\]|([^.\[]+)")
 
 # Fields of the Karmada API that fleetrules reads or knowingly passes over; others are warned about.

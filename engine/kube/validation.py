@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 
+# The Go integer types of Kubernetes API fields (int32 counts and seconds, int64 toleration seconds).
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

@@ -20,8 +20,9 @@ from fractions import Fraction
 from engine.inputs.facts import Cluster, Resources, TargetCluster
 from engine.kube.quantity import milli_value, value
 from engine.kube.resources import CPU, PODS, to_units, units
+from engine.kube.validation import INT32_MAX
 
-MAX_INT32 = 2**31 - 1
+MAX_INT32 = INT32_MAX  # Go's math.MaxInt32, as Karmada's estimators use it
 PODS_PER_MODEL_NODE = 110  # maxPodsCountPerNode: the pods a resource-model node holds
 
 
