@@ -50,11 +50,14 @@ class Simulator:
         facts = scheduler.facts
         chosen = scheduler.binding_policy
         self.warnings: list[Diagnostic] = []
+        # one Failover per policy, shared by its bindings (not rebuilt for each of thousands)
+        policies = {p.name.value: p for p in chosen.values() if p is not None}
+        behaviour = {name: failover_of(p, controllers) for name, p in policies.items()}
         self.world = World(
             now=start,
             clusters={c.name: c for c in facts.clusters},
             bindings={b.key: b for b in facts.bindings if chosen[b.key] is not None},
-            failover={k: failover_of(p, controllers) for k, p in chosen.items() if p is not None},
+            failover={k: behaviour[p.name.value] for k, p in chosen.items() if p is not None},
             controllers=controllers,
         )
         for key, binding in sorted(self.world.bindings.items()):
