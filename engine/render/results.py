@@ -11,6 +11,7 @@ import yaml
 
 from engine.errors import expect
 from engine.inputs.facts import rfc3339, task_data
+from engine.render.timeline import show
 from engine.results import BindingState, Eviction, Explanation, Placement, Result
 from engine.schedule.reschedule import SETTLED
 
@@ -164,20 +165,12 @@ def eviction_lines(e: Eviction) -> list[str]:
     lines = [f"{e.binding} on {e.cluster}: evicted at {when}"]
     if e.because:
         lines.append(f"  by {e.because}" + (f"  [{e.rule} at {e.source}]" if e.rule else ""))
-    lines.append("  task: " + ", ".join(f"{k} {_shown(v)}" for k, v in task_data(e.task).items()))
+    lines.append("  task: " + ", ".join(f"{k} {show(v)}" for k, v in task_data(e.task).items()))
     lines.append(f"  now on: {', '.join(e.clusters) or '(none)'}")
     for target, labels in e.injected_labels.items():
         lines.append(f"  labels injected on {target}: " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())))
     lines += [f"  the member cluster refuses it: {problem}" for problem in e.label_problems]
     return lines
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}={v}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def explain_text(p: Placement, cluster: str, evictions: Sequence[Eviction] = ()) -> str:

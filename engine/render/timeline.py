@@ -10,7 +10,8 @@ from engine.inputs.facts import rfc3339, task_data
 from engine.results import Entry
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
+    """A task's or entry's field value in text: true/false, {k=v, …}, [a, b]."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
@@ -26,8 +27,8 @@ def timeline_text(entries: Sequence[Entry], start: dt.datetime) -> str:
         offset = int((e.time - start).total_seconds())
         stamp = f"{rfc3339(e.time)} (+{offset}s)"
         what = str(e.kind) + (f" {e.binding}" if e.binding else "") + (f" @ {e.cluster}" if e.cluster else "")
-        details = ", ".join(f"{k}={_show(v)}" for k, v in e.detail.items() if k != "task")
+        details = ", ".join(f"{k}={show(v)}" for k, v in e.detail.items() if k != "task")
         lines.append(f"{stamp}  {what}" + (f"  {details}" if details else ""))
         if e.task is not None:
-            lines += [f"    {k}: {_show(v)}" for k, v in task_data(e.task).items()]
+            lines += [f"    {k}: {show(v)}" for k, v in task_data(e.task).items()]
     return "\n".join(lines) + "\n"
