@@ -24,6 +24,7 @@ from engine.kube.jsonpath import evaluate as jsonpath
 from engine.kube.validation import label_value_problems
 from engine.results import Entry, EntryKind
 from engine.syntax import ast
+from engine.syntax.parse import parse_duration
 from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
 APP_PRODUCER = "resource-binding-application-failover-controller"
@@ -66,7 +67,7 @@ class Controllers:
                     raise ValueError(f'{item!r}: Invalid mode: supported values are "Directly" and "Gracefully"')
                 out = replace(out, taint_purge_mode=value)
             else:
-                seconds = _duration_seconds(value)
+                seconds = parse_duration(value)
                 if seconds is None or seconds <= 0:
                     raise ValueError(f"{item!r}: expected a positive duration such as 10m or 600s")
                 out = replace(out, graceful_eviction_timeout=seconds)
@@ -74,15 +75,6 @@ class Controllers:
 
 
 DEFAULT_CONTROLLERS = Controllers()
-
-
-def _duration_seconds(text: str) -> int | None:
-    """A Go duration of whole seconds (10m, 1h30m, 600s)."""
-    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
-    if not text or match is None:
-        return None
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
 
 
 NOT_READY = "cluster.karmada.io/not-ready"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from engine.errors import Diagnostic, FactError, Span, error
 from engine.inputs.facts import LAST_YEAR, TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
 from engine.inputs.yaml import load_file
-from engine.syntax.parse import duration_seconds
+from engine.syntax.parse import parse_duration
 
 
 class EventKind(enum.StrEnum):
@@ -35,7 +34,6 @@ class EventKind(enum.StrEnum):
 
 
 EVENT_KINDS = tuple(k.value for k in EventKind)
-_OFFSET = re.compile(r"[0-9]+|([0-9]+[smhd])+")
 
 
 @dataclass(frozen=True)
@@ -85,11 +83,11 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
         if len(kinds) != 1 or not isinstance(raw[kinds[0]], dict):
             out.append(error(f"events[{index}]: an event is one of {', '.join(EVENT_KINDS)} with its fields", where))
             continue
-        if not _OFFSET.fullmatch(at):
+        seconds = int(at) if at.isdigit() else parse_duration(at)  # bare seconds, or 90s, 5m, 1h30m
+        if seconds is None:
             message = f"events[{index}].at: expected a duration after start such as 90s or 5m, found {at!r}"
             out.append(error(message, document.span(raw, "at") if "at" in raw else where))
             continue
-        seconds = int(at) if at.isdigit() else duration_seconds(at)
         when = _offset(start, seconds)
         if when is None:
             message = f"events[{index}].at: {at} after start is past the year {LAST_YEAR}"

@@ -38,6 +38,7 @@ _TERMINAL_DESCRIPTIONS = {
     "$END": "end of file",
 }
 _DURATION_PART = re.compile(r"([0-9]+)([smhd])")
+_DURATION = re.compile(r"([0-9]+[smhd])+")
 UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}  # largest first: the formatter prints so
 
 
@@ -207,6 +208,11 @@ def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, l
 
 def duration_seconds(text: str) -> int:
     return sum(int(n) * UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
+
+
+def parse_duration(text: str) -> int | None:
+    """Seconds of a duration written as the language writes them (90s, 5m, 1h30m, 2d), or None."""
+    return duration_seconds(text) if _DURATION.fullmatch(text) else None
 
 
 def _children(items: list[Any]) -> Iterator[Any]:
