@@ -149,6 +149,21 @@ _CONTROLLER = click.option(
 )
 
 
+_REFERENCE_KEY = "fleetrules.reference"
+_REFERENCE = click.option(
+    "--reference",
+    is_flag=True,
+    callback=_kept(_REFERENCE_KEY, bool),
+    expose_value=False,
+    help="Evaluate every rule inside durable-rules, without the indexed joins: slow, and the same answer "
+    "(what the indexed joins are tested against; for checking a suspected difference).",
+)
+
+
+def _reference() -> bool:
+    return click.get_current_context().meta.get(_REFERENCE_KEY) is True
+
+
 def _controller_flags() -> Controllers:
     found = click.get_current_context().meta.get(_CONTROLLERS_KEY)
     return found if isinstance(found, Controllers) else DEFAULT_CONTROLLERS
@@ -336,7 +351,8 @@ def _facts(facts: Sequence[str], rules: Sequence[str]) -> Facts:
 def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
     rule_set = _rules(rules)
     when, all_ = _now(now), reschedule == "all"
-    result = evaluate(rule_set, _facts(facts, rules), when, reschedule_all=all_, controllers=_controller_flags())
+    loaded, flags = _facts(facts, rules), _controller_flags()
+    result = evaluate(rule_set, loaded, when, reschedule_all=all_, controllers=flags, reference=_reference())
     for d in result.warnings:
         _warn(d)
     return result
@@ -367,6 +383,7 @@ _RESCHEDULE = click.option(
 @_RESCHEDULE
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
 @_CONTROLLER
+@_REFERENCE
 @_KARMADA_VERSION
 @_guarded
 def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str) -> None:
@@ -383,6 +400,7 @@ def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, re
 @click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
 @click.option("--cluster", required=True, help="The cluster whose decision to explain.")
 @_CONTROLLER
+@_REFERENCE
 @_KARMADA_VERSION
 @_guarded
 def explain(
@@ -428,6 +446,7 @@ def convert(paths: Sequence[str], target: str) -> None:
 @click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_CONTROLLER
+@_REFERENCE
 @_KARMADA_VERSION
 @_guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str) -> None:
@@ -440,7 +459,7 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
         _warn(d)
-    entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags())
+    entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags(), _reference())
     if output == "json":
         _say(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
@@ -496,6 +515,7 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
 @_CONTROLLER
+@_REFERENCE
 @_KARMADA_VERSION
 @_guarded
 def diff_command(
@@ -520,8 +540,8 @@ def diff_command(
     when = _now(now)
     with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
         old_paths = list(base) if base else _rules_at(str(base_ref), head, Path(tmp))
-        old = evaluate(_rules(old_paths), loaded, when, reschedule == "all", _controller_flags())
-    new = evaluate(_rules(head), loaded, when, reschedule == "all", _controller_flags())
+        old = evaluate(_rules(old_paths), loaded, when, reschedule == "all", _controller_flags(), _reference())
+    new = evaluate(_rules(head), loaded, when, reschedule == "all", _controller_flags(), _reference())
     result = compare(old, new, threshold)
     text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
     if base_ref:

@@ -21,9 +21,11 @@ __all__ = ["MAX_FACT_FIELDS", "Decision", "DecisionKind", "Program", "Session", 
 MAX_FACT_FIELDS = durable.MAX_FACT_FIELDS
 
 
-def load(compiled: CompiledProgram) -> Program:
-    """Register ``compiled`` with the backend."""
-    return durable.DurableProgram(compiled)
+def load(compiled: CompiledProgram, reference: bool = False) -> Program:
+    """Register ``compiled`` with the backend. The rules with a join plan are evaluated over indexes
+    (engine.backend.indexed); with ``reference``, every rule runs inside durable-rules instead (slow: what
+    the indexed joins are tested against)."""
+    return durable.DurableProgram(compiled, reference)
 
 
 def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[ir.Rule, ir.Pattern | None, str]]:

@@ -28,8 +28,10 @@ from typing import Any
 
 from durable import engine as durable
 
+from engine.backend.indexed import FactIndex, matches
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
+from engine.compile.joins import JoinPlan
 from engine.compile.program import CompiledProgram
 
 _HOST: durable.Host | None = None
@@ -210,12 +212,24 @@ def unsupported(rules: Sequence[ir.Rule]) -> list[tuple[ir.Rule, ir.Pattern | No
 
 
 class DurableProgram:
-    """A compiled program registered with durable-rules once, evaluated by many sessions."""
+    """A compiled program registered with durable-rules once, evaluated by many sessions.
 
-    def __init__(self, compiled: CompiledProgram) -> None:
+    Rules with a join plan (engine.compile.joins) are evaluated over the session's indexes instead
+    (engine.backend.indexed), unless ``reference``: then every rule runs inside durable-rules, which is
+    what tests compare the plans against. Facts of a type no engine rule matches are kept by the session
+    and never reach durable-rules."""
+
+    def __init__(self, compiled: CompiledProgram, reference: bool = False) -> None:
         self.compiled = compiled
+        self.reference = reference
         rules = compiled.rules
-        fact_types = compiled.fact_types
+        self.plans: dict[int, JoinPlan] = {}
+        if not reference:
+            self.plans = {i: p for i, p in enumerate(compiled.plans) if p is not None}
+        in_engine = [i for i in range(len(rules)) if i not in self.plans]
+        # the fact types durable-rules must see, and those the plans read
+        self.engine_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
+        self.planned_types = frozenset(p.fact_type for i in self.plans for p in rules[i].patterns)
         self.name = f"fleetrules_{next(_NAMES)}"
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
@@ -223,15 +237,16 @@ class DurableProgram:
             for action in rule.actions:
                 if isinstance(action, ir.Derive):
                     self.derived_fields[action.fact_type].update(name for name, _ in action.fields)
-        # the `not` patterns of user rules, by fact type: a later fact may falsify an earlier match
+        # the `not` patterns of user rules in the engine, by fact type: a later fact may falsify an earlier
+        # match (planned rules are evaluated on the facts as they are when asked)
         self.negated: dict[str, list[tuple[int, ir.Pattern]]] = defaultdict(list)
-        for index, rule in enumerate(rules):
-            for pattern in rule.patterns:
-                if pattern.negated and not rule.builtin:
+        for index in in_engine:
+            for pattern in rules[index].patterns:
+                if pattern.negated and not rules[index].builtin:
                     self.negated[pattern.fact_type].append((index, pattern))
         rulesets: list[dict[str, Any]] = [{}]
         patterns = 0
-        keeping = sorted(set(fact_types))
+        keeping = sorted(self.engine_types)
 
         def keep() -> dict[str, Any]:  # durable-rules takes "run" out of the definitions it is given
             return {  # accepts every fact of the type, and never completes (nothing asserts __never__)
@@ -239,17 +254,18 @@ class DurableProgram:
                 for fact_type in keeping
             }
 
-        for index, rule in enumerate(rules):
-            for number, variant in enumerate(durable_rules(rule, f"__{index}")):
+        for index in in_engine:
+            for number, variant in enumerate(durable_rules(rules[index], f"__{index}")):
                 size = len(variant.body["all"])
                 if patterns + size > PATTERNS_PER_RULESET - 2 * len(keeping) and rulesets[-1]:
                     rulesets.append({})
                     patterns = 0
                 rulesets[-1][f"r{index}_{number}"] = {**variant.body, "run": self._action(index, variant.guards)}
                 patterns += size
-        self.names = [f"{self.name}_{i}" for i in range(len(rulesets))]
-        with _LOCK:
-            _host().set_rulesets({name: rules | keep() for name, rules in zip(self.names, rulesets, strict=True)})
+        self.names = [f"{self.name}_{i}" for i in range(len(rulesets))] if keeping else []
+        if self.names:
+            with _LOCK:
+                _host().set_rulesets({name: rules | keep() for name, rules in zip(self.names, rulesets, strict=True)})
 
     def _action(self, index: int, guards: tuple[Guard, ...]) -> Callable[[Any], None]:
         suffix = f"__{index}"
@@ -291,6 +307,11 @@ class DurableSession:
         self.fired: dict[int, list[Decision]] = defaultdict(list)  # rule index → its decisions
         self.matches: set[tuple[int, frozenset[str]]] = set()
         self._ids = itertools.count(1)
+        # the facts the join plans read, indexed, and how often they changed (planned decisions are
+        # computed when asked for, and kept until a fact they could depend on changes)
+        self.index = FactIndex()
+        self._epoch = 0
+        self._planned: dict[str, tuple[int, tuple[Decision, ...]]] = {}
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -298,10 +319,31 @@ class DurableSession:
 
     # ------------------------------------------------------------ what rules decided
     def decisions(self, owner: str) -> Sequence[Decision]:
-        return self._decisions.get(owner, ())
+        found = self._decisions.get(owner, ())
+        if not self.program.plans:
+            return found
+        planned = self._planned_decisions(owner)
+        return [*found, *planned] if planned else found
 
     def revision(self, owner: str) -> int:
-        return self._revision.get(owner, 0)
+        revision = self._revision.get(owner, 0)
+        fact = self._facts.get(owner) if self.program.plans else None
+        return revision + self._epoch if fact is not None and fact["t"] == "binding" else revision
+
+    def _planned_decisions(self, owner: str) -> tuple[Decision, ...]:
+        """What the planned rules decide about the binding fact ``owner``, on the facts as they are now."""
+        cached = self._planned.get(owner)
+        if cached is not None and cached[0] == self._epoch:
+            return cached[1]
+        anchor = self._facts.get(owner)
+        found: list[Decision] = []
+        if anchor is not None and anchor["t"] == "binding":
+            rules = self.program.compiled.rules
+            for index, plan in self.program.plans.items():
+                for facts in matches(plan, anchor, self.index):
+                    found += self._decide(index, rules[index], facts)
+        out = self._planned[owner] = (self._epoch, tuple(found))
+        return out[1]
 
     def evictions(self) -> Sequence[Decision]:
         return tuple(self._evictions)
@@ -323,15 +365,19 @@ class DurableSession:
         while True:
             fact_id = f"{fact_type[:2]}{next(self._ids)}"
             fact = {**props, "id": fact_id, "t": fact_type, "sid": self.sid}
-            try:
-                with _LOCK:
-                    for name in self.program.names:
-                        _host().assert_fact(name, fact)
-            except durable.MessageObservedException:
-                continue  # the id's hash collides with a stored fact's: take another id
-            except durable.MessageNotHandledException as exc:
-                raise EngineError(f"the engine did not take a {fact_type} fact") from exc
+            if fact_type in self.program.engine_types:
+                try:
+                    with _LOCK:
+                        for name in self.program.names:
+                            _host().assert_fact(name, fact)
+                except durable.MessageObservedException:
+                    continue  # the id's hash collides with a stored fact's: take another id
+                except durable.MessageNotHandledException as exc:
+                    raise EngineError(f"the engine did not take a {fact_type} fact") from exc
             self._facts[fact_id] = fact
+            if fact_type in self.program.planned_types:
+                self.index.add(fact_type, fact_id, fact)
+                self._epoch += 1
             self._raise_errors()
             if fact_type in self.program.negated:
                 self._recheck_negations(fact_type, fact)
@@ -376,10 +422,15 @@ class DurableSession:
         fact = self._facts.pop(fact_id, None)
         if fact is None:
             return
-        with _LOCK:
-            for name in self.program.names:
-                _host().retract_fact(name, fact)
-        self._raise_errors()
+        fact_type = fact["t"]
+        if fact_type in self.program.planned_types:
+            self.index.remove(fact_type, fact_id, fact)
+            self._epoch += 1
+        if fact_type in self.program.engine_types:
+            with _LOCK:
+                for name in self.program.names:
+                    _host().retract_fact(name, fact)
+            self._raise_errors()
         for owner, index in sorted(self.dependents.pop(fact_id, set())):
             if index == -1:
                 self.retract(owner)
@@ -412,51 +463,47 @@ class DurableSession:
         if (index, deps) in self.matches:
             return  # the same match through another alternative of the rule's conditions
         self.matches.add((index, deps))
-        matched = tuple(sorted((alias, f["id"]) for alias, f in facts.items()))
         for action in rule.actions:
             if isinstance(action, ir.Derive):
                 props = dict.fromkeys(self.program.derived_fields[action.fact_type], ir.ABSENT)
                 props |= {name: value(facts) for name, value in action.fields}
+                matched = tuple(sorted((alias, f["id"]) for alias, f in facts.items()))
                 self.pending.append((action.fact_type, copy.deepcopy(props), deps, index, matched))
+        for decision in self._decide(index, rule, facts):
+            if decision.kind is DecisionKind.EVICT:
+                self._evictions.append(decision)
+            else:
+                self._decisions[decision.binding].append(decision)
+                self._revision[decision.binding] += 1
+            self.fired[decision.rule].append(decision)
+            for dep in decision.deps:
+                self.dependents[dep].add((decision.binding, index))
+
+    @staticmethod
+    def _decide(index: int, rule: ir.Rule, facts: dict[str, dict[str, Any]]) -> list[Decision]:
+        """The reject, prefer and evict decisions of the rule's actions on one match (alias → fact)."""
+        deps = frozenset(f["id"] for f in facts.values())
+        matched = tuple(sorted((alias, f["id"]) for alias, f in facts.items()))
+        out = []
+        for action in rule.actions:
+            if isinstance(action, ir.Derive):
                 continue
             binding = facts[action.binding]["id"]
             cluster = facts[action.cluster]["name"]
-            exempt = tuple(
-                (name, str(facts[v.alias][v.prop] if isinstance(v, ir.Ref) else v)) for name, v in rule.exempt
-            )
-            if isinstance(action, ir.Reject):
+            if isinstance(action, ir.Evict):
                 message = action.message.render(facts)
-                reason = action.reason.render(facts) if action.reason is not None else ""
-                decision = Decision(
-                    index, deps, binding, cluster, message, reason=reason, matched=matched, exempt=exempt
-                )
-            elif isinstance(action, ir.Prefer):
-                decision = Decision(
-                    index,
-                    deps,
-                    binding,
-                    cluster,
-                    weight=action.weight,
-                    kind=DecisionKind.PREFER,
-                    matched=matched,
-                    exempt=exempt,
-                )
+                kind, reason, weight = DecisionKind.EVICT, action.reason, 0
+            elif isinstance(action, ir.Reject):
+                message = action.message.render(facts)
+                kind, reason, weight = DecisionKind.REJECT, "", 0
+                if action.reason is not None:
+                    reason = action.reason.render(facts)
             else:
-                message = action.message.render(facts)
-                decision = Decision(
-                    index,
-                    deps,
-                    binding,
-                    cluster,
-                    message,
-                    kind=DecisionKind.EVICT,
-                    reason=action.reason,
-                    matched=matched,
+                message, kind, reason, weight = "", DecisionKind.PREFER, "", action.weight
+            exempt: tuple[tuple[str, str], ...] = ()
+            if kind is not DecisionKind.EVICT:
+                exempt = tuple(
+                    (name, str(facts[v.alias][v.prop] if isinstance(v, ir.Ref) else v)) for name, v in rule.exempt
                 )
-                self._evictions.append(decision)
-            if decision.kind != "evict":
-                self._decisions[binding].append(decision)
-                self._revision[binding] += 1
-            self.fired[decision.rule].append(decision)
-            for dep in deps:
-                self.dependents[dep].add((binding, index))
+            out.append(Decision(index, deps, binding, cluster, message, weight, kind, reason, matched, exempt))
+        return out

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from engine.compile import ir
 from engine.compile.encoding import Symbols
+from engine.compile.joins import JoinPlan, plan
 from engine.compile.lift import lift
 from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
@@ -24,6 +25,8 @@ class CompiledProgram:
     fact_types: frozenset[str]
     # fact types that some rule matches whatever the binding's workload affinity groups
     ungrouped: frozenset[str]
+    # per rule, its join plan where its work grows with the bindings (engine.compile.joins)
+    plans: tuple[JoinPlan | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,4 +71,5 @@ def compile_program(
     ungrouped = {p.fact_type.value for r in rules for p in r.patterns}
     if any(isinstance(s, ast.WorkloadTerm) and s.preferred for p in policies for s in p.statements):
         ungrouped.add("placement")
-    return CompiledProgram(lifted, compilation.symbols, frozenset(fact_types), frozenset(ungrouped))
+    plans = tuple(plan(rule) for rule in lifted)
+    return CompiledProgram(lifted, compilation.symbols, frozenset(fact_types), frozenset(ungrouped), plans)

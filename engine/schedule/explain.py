@@ -44,7 +44,13 @@ class Explainer:
         out: dict[str, list[Explanation]] = defaultdict(list)
         for d in decisions:
             out[d.cluster].append(self.explanation(d, binding=binding))
-        return {c: tuple(sorted(e, key=lambda x: (x.rule, x.source, x.action))) for c, e in sorted(out.items())}
+        return {c: tuple(sorted(e, key=_order)) for c, e in sorted(out.items())}
+
+
+def _order(e: Explanation) -> tuple[object, ...]:
+    """A total order: two peers' placements on one cluster give two explanations of one rule, listed in
+    the same order whichever the engine (or the indexed joins) found first."""
+    return (e.rule, e.source, e.action, tuple((f.alias, f.fact_type, f.description) for f in e.facts))
 
 
 class Lazy(Mapping[str, tuple[Explanation, ...]]):

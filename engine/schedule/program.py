@@ -11,6 +11,7 @@ from engine.syntax import ast
 
 
 @cache
-def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...]) -> backend.Program:
+def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...], reference: bool = False) -> backend.Program:
+    """``reference``: every rule inside durable-rules, no indexed joins (engine.backend.load)."""
     builtin = [r for f in builtin_files() for r in f.rules]
-    return backend.load(compile_program(builtin, policies, rules))
+    return backend.load(compile_program(builtin, policies, rules), reference)

@@ -1,0 +1,123 @@
+"""Indexed joins: the planned rules (engine.compile.joins) evaluated over hash indexes of the facts.
+
+The facts of a session are kept by type; an index on some properties of a type is built the first time
+a plan looks facts up by them, and kept up to date as facts come and go. A planned rule's matches for
+one binding are found when asked for: from the binding, each step looks up the facts whose keys equal
+the values already matched, checks each against the pattern's whole condition, and for a `not` step
+requires that none is left. As in durable-rules, the patterns of one match are filled by distinct facts
+(a fact matched by one pattern neither fills another nor counts against a `not`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from engine.compile import ir
+from engine.compile.joins import JoinPlan, Step
+
+Fact = dict[str, Any]
+_MISSING = object()
+
+
+class FactIndex:
+    """The facts of one session by type, and hash indexes on their properties, built on first use."""
+
+    def __init__(self) -> None:
+        self.by_type: dict[str, dict[str, Fact]] = defaultdict(dict)
+        # (type, keys) → key values → facts (by id, in the order asserted)
+        self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], dict[str, Fact]]] = {}
+        self._keys_of: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+
+    def add(self, fact_type: str, fact_id: str, fact: Fact) -> None:
+        self.by_type[fact_type][fact_id] = fact
+        for keys in self._keys_of.get(fact_type, ()):
+            values = _values(fact, keys)
+            if values is not None:
+                self._indexes[(fact_type, keys)].setdefault(values, {})[fact_id] = fact
+
+    def remove(self, fact_type: str, fact_id: str, fact: Fact) -> None:
+        self.by_type[fact_type].pop(fact_id, None)
+        for keys in self._keys_of.get(fact_type, ()):
+            values = _values(fact, keys)
+            if values is not None:
+                bucket = self._indexes[(fact_type, keys)].get(values)
+                if bucket is not None:
+                    bucket.pop(fact_id, None)
+                    if not bucket:
+                        del self._indexes[(fact_type, keys)][values]
+
+    def lookup(self, fact_type: str, keys: tuple[str, ...], values: tuple[Any, ...]) -> Iterable[Fact]:
+        """The facts of ``fact_type`` whose ``keys`` equal ``values`` (all of them without keys)."""
+        if not keys:
+            return self.by_type.get(fact_type, {}).values()
+        index = self._indexes.get((fact_type, keys))
+        if index is None:
+            index = self._build(fact_type, keys)
+        found = index.get(values)
+        return found.values() if found is not None else ()
+
+    def _build(self, fact_type: str, keys: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Fact]]:
+        index: dict[tuple[Any, ...], dict[str, Fact]] = {}
+        for fact_id, fact in self.by_type.get(fact_type, {}).items():
+            values = _values(fact, keys)
+            if values is not None:
+                index.setdefault(values, {})[fact_id] = fact
+        self._indexes[(fact_type, keys)] = index
+        self._keys_of[fact_type].append(keys)
+        return index
+
+
+def _values(fact: Fact, keys: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """The fact's values of ``keys``; None when it lacks one (an equality with it never holds)."""
+    out = []
+    for key in keys:
+        value = fact.get(key, _MISSING)
+        if value is _MISSING:
+            return None
+        out.append(_hashable(value))
+    return tuple(out)
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def matches(plan: JoinPlan, anchor: Fact, facts: FactIndex) -> Iterator[dict[str, Fact]]:
+    """Every match of the planned rule in which ``anchor`` fills its binding pattern: alias → fact, for
+    the positive patterns."""
+    if not ir.holds(plan.anchor_cond, anchor, {}):
+        return
+    yield from _extend(plan.steps, 0, {plan.anchor: anchor}, {anchor["id"]}, facts)
+
+
+def _extend(
+    steps: tuple[Step, ...], at: int, matched: dict[str, Fact], used: set[str], facts: FactIndex
+) -> Iterator[dict[str, Fact]]:
+    if at == len(steps):
+        yield dict(matched)
+        return
+    step = steps[at]
+    values = []
+    for v in step.values:
+        value = matched[v.alias].get(v.prop, _MISSING) if isinstance(v, ir.Ref) else v
+        if value is _MISSING:  # an equality with a property the matched fact lacks never holds
+            if step.negated:
+                yield from _extend(steps, at + 1, matched, used, facts)
+            return
+        values.append(_hashable(value))
+    candidates = facts.lookup(step.fact_type, step.keys, tuple(values))
+    if step.negated:
+        if not any(f["id"] not in used and ir.holds(step.cond, f, matched) for f in candidates):
+            yield from _extend(steps, at + 1, matched, used, facts)
+        return
+    for fact in list(candidates):
+        fact_id = fact["id"]
+        if fact_id in used or not ir.holds(step.cond, fact, matched):
+            continue
+        matched[step.alias] = fact
+        used.add(fact_id)
+        yield from _extend(steps, at + 1, matched, used, facts)
+        used.discard(fact_id)
+        del matched[step.alias]

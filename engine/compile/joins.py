@@ -1,0 +1,120 @@
+"""Join plans: the rules whose work grows with the bindings, evaluated as index lookups.
+
+A rule such as rules/workload_anti_affinity.fr reads, for one binding, the placements of the peers of
+its namespace and group, and the clusters they are on. Inside durable-rules every placement of every
+binding is a fact that meets every binding of its group in the join network, one Python action per
+match; at 10,000 bindings that is most of an evaluation (docs/performance.md). Planned here, the same
+rule is a chain of lookups: from the binding, placements by ``(namespace, anti_affinity_group)``,
+clusters by ``name``, and the `not member` check by ``(owner, field, value)``, evaluated when the
+scheduler asks for the binding's decisions.
+
+The rule files stay the definition: a plan is only an order of the rule's own patterns and, for each,
+the equality tests that can be looked up in an index; every candidate is still checked against the
+pattern's whole condition (engine.compile.ir.holds, durable-rules' semantics). The backend can run the
+same rules without plans (the reference mode), and tests compare the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engine.compile import ir
+
+# Fact types of which there is one (or one per target cluster) per binding: a rule that joins them is
+# the work that grows with the bindings.
+PEER_FACTS = frozenset({"placement", "scheduled"})
+Operand = ir.Ref | str | int | bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One pattern of a planned rule: the facts of its type whose ``keys`` equal ``values`` (looked up in
+    an index; all of them when there are no keys), each checked against ``cond``."""
+
+    alias: str
+    fact_type: str
+    negated: bool
+    keys: tuple[str, ...]
+    values: tuple[Operand, ...]
+    cond: ir.Cond
+
+
+@dataclass(frozen=True)
+class JoinPlan:
+    """How to find a rule's matches for one fact of its ``anchor`` pattern (the binding its actions are
+    about): the other patterns in the order of ``steps``."""
+
+    anchor: str
+    anchor_cond: ir.Cond
+    steps: tuple[Step, ...]
+
+
+def refs(cond: ir.Cond) -> Iterator[ir.Ref]:
+    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
+        yield cond.operand
+    elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
+        for item in cond.items:
+            yield from refs(item)
+
+
+def _keys(cond: ir.Cond, bound: set[str]) -> list[tuple[str, Operand]]:
+    """The top-level equality tests of ``cond`` against a literal or an already matched fact."""
+    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
+    out: dict[str, Operand] = {}
+    for item in items:
+        if isinstance(item, ir.Test) and item.op == "==" and item.prop not in out:
+            operand = item.operand
+            if not isinstance(operand, ir.Ref) or operand.alias in bound:
+                out[item.prop] = operand
+    return sorted(out.items())
+
+
+def plan(rule: ir.Rule) -> JoinPlan | None:
+    """The rule's join plan, when it is work that grows with the bindings and an index can do it.
+
+    Planned: a rule whose actions reject or prefer clusters for one ``binding`` pattern, and that joins
+    facts of the binding's peers (placements, scheduled markers: workload affinity and anti-affinity,
+    preferred terms, rule files over placements), or whose every other pattern is reached through an
+    equality (API enablement, clusters under eviction). Left to the engine: rules lifted to policy scope
+    (they grow with policies and clusters), rules that derive facts or evict, and rules that would scan
+    every cluster for every binding without joining a peer."""
+    if rule.scoped or not rule.actions or not all(isinstance(a, (ir.Reject, ir.Prefer)) for a in rule.actions):
+        return None
+    owners = {a.binding for a in rule.actions if isinstance(a, (ir.Reject, ir.Prefer))}
+    anchors = [p for p in rule.patterns if p.alias in owners]
+    if len(owners) != 1 or len(anchors) != 1:
+        return None
+    anchor = anchors[0]
+    if anchor.negated or anchor.fact_type != "binding" or any(refs(anchor.cond)):
+        return None
+    bound = {anchor.alias}
+    rest = [p for p in rule.patterns if p is not anchor]
+    steps: list[Step] = []
+    while rest:
+        ready = [p for p in rest if all(r.alias in bound for r in refs(p.cond))]
+        if not ready:
+            return None
+        # a `not` as soon as what it compares with is matched; else the positive pattern with most keys
+        negated = [p for p in ready if p.negated]
+        by_keys = max(ready, key=lambda p: (len(_keys(p.cond, bound)), -rest.index(p)))
+        chosen = negated[0] if negated else by_keys
+        keys = _keys(chosen.cond, bound)
+        steps.append(
+            Step(
+                chosen.alias,
+                chosen.fact_type,
+                chosen.negated,
+                tuple(k for k, _ in keys),
+                tuple(v for _, v in keys),
+                chosen.cond,
+            )
+        )
+        rest.remove(chosen)
+        if not chosen.negated:
+            bound.add(chosen.alias)
+    positive = [s for s in steps if not s.negated]
+    joins_peers = any(s.fact_type in PEER_FACTS for s in positive)
+    if not joins_peers and not all(s.keys for s in positive):
+        return None
+    return JoinPlan(anchor.alias, anchor.cond, tuple(steps))
