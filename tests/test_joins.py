@@ -70,6 +70,45 @@ def test_a_rule_that_scans_every_cluster_for_every_binding_stays_in_the_engine(t
     assert peers is not None and [s.keys for s in peers.steps] == [("namespace",), ("name",)]
 
 
+def test_preferences_count_peers_per_domain_instead_of_visiting_each_placement_and_cluster(tmp_path: Path) -> None:
+    """Issue 14's adversarial case: a preferred term within a region matched every peer placement with every
+    cluster of its region (50 workloads of one group on 50 clusters: 60 s). Planned, the placements are
+    grouped by the one property the cluster step reads, so each binding costs one pass over its peers'."""
+    rules = _rules(
+        tmp_path,
+        "policy p { select { kind Deployment } prefer workload anti-affinity by app weight 50 within region }\n",
+    )
+    preferred = plan(rules["p/prefer workload anti-affinity"])
+    assert preferred is not None
+    placement, cluster = preferred.steps
+    assert placement.fact_type == "placement" and placement.group_by is not None and len(placement.group_by) == 1
+    assert placement.group_by[0].startswith("CL")  # the peer's cluster's region label
+    assert cluster.group_by is None  # the preferred cluster is named by the action: never grouped
+    # a rule that rejects is never grouped: each match has its own message
+    assert all(s.group_by is None for s in plan(rules["workload-anti-affinity"]).steps)  # type: ignore[union-attr]
+
+
+def test_a_grouped_preference_is_explained_match_by_match(tmp_path: Path) -> None:
+    text = "policy p { select { kind Deployment } prefer workload anti-affinity by app weight 50 within region }\n"
+    objects: list[dict[str, Any]] = [
+        {"kind": "Cluster", "metadata": {"name": n, "labels": {"region": r}}, "spec": {"region": r}}
+        for n, r in (("a1", "a"), ("a2", "a"), ("b1", "b"))
+    ]
+    objects += [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": w, "labels": {"app": "x"}}}
+        for w in ("w1", "w2", "w3")
+    ]
+    path = tmp_path / "r.fr"
+    path.write_text(text)
+    result = evaluate(load_rules([path]), load_facts(objects=objects))
+    last = result.placement("default/w3-deployment")
+    # w1 and w2 went everywhere (Duplicated): two peers' placements in region a count against a1 and a2
+    actions = [e.action for e in last.explanations["a1"]]
+    assert actions == ["preferred (-50)"] * 4  # w1@a1, w1@a2, w2@a1, w2@a2: one explanation per match
+    reference = evaluate(load_rules([path]), load_facts(objects=objects), reference=True)
+    assert explain_text(last, "a1") == explain_text(reference.placement("default/w3-deployment"), "a1")
+
+
 # ---------------------------------------------------------------- the reference, on random fleets
 
 REGIONS = ("eu", "us", "ap")

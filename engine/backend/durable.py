@@ -23,15 +23,14 @@ import itertools
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from durable import engine as durable
 
-from engine.backend.indexed import FactIndex, matches
+from engine.backend.indexed import CompiledPlan, FactIndex, matches
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
-from engine.compile.joins import JoinPlan
 from engine.compile.program import CompiledProgram
 
 _HOST: durable.Host | None = None
@@ -223,9 +222,9 @@ class DurableProgram:
         self.compiled = compiled
         self.reference = reference
         rules = compiled.rules
-        self.plans: dict[int, JoinPlan] = {}
+        self.plans: dict[int, CompiledPlan] = {}
         if not reference:
-            self.plans = {i: p for i, p in enumerate(compiled.plans) if p is not None}
+            self.plans = {i: CompiledPlan(p) for i, p in enumerate(compiled.plans) if p is not None}
         in_engine = [i for i in range(len(rules)) if i not in self.plans]
         # the fact types durable-rules must see, and those the plans read
         self.engine_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
@@ -340,8 +339,11 @@ class DurableSession:
         if anchor is not None and anchor["t"] == "binding":
             rules = self.program.compiled.rules
             for index, plan in self.program.plans.items():
-                for facts in matches(plan, anchor, self.index):
-                    found += self._decide(index, rules[index], facts)
+                for facts, group in matches(plan, anchor, self.index):
+                    decisions = self._decide(index, rules[index], facts)
+                    if group is not None:
+                        decisions = [replace(d, weight=d.weight * len(group), group=group) for d in decisions]
+                    found += decisions
         out = self._planned[owner] = (self._epoch, tuple(found))
         return out[1]
 

@@ -10,8 +10,9 @@ requires that none is left. As in durable-rules, the patterns of one match are f
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from engine.compile import ir
@@ -84,21 +85,93 @@ def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def matches(plan: JoinPlan, anchor: Fact, facts: FactIndex) -> Iterator[dict[str, Fact]]:
-    """Every match of the planned rule in which ``anchor`` fills its binding pattern: alias → fact, for
-    the positive patterns."""
-    if not ir.holds(plan.anchor_cond, anchor, {}):
+Predicate = Callable[[Fact, dict[str, Fact]], bool]
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def predicate(cond: ir.Cond) -> Predicate:
+    """``cond`` as a Python function of (fact, matched facts), with exactly engine.compile.ir.holds'
+    semantics (a comparison with an absent property is false, as is one between incomparable values)."""
+    if cond == ir.TRUE:
+        return lambda fact, matched: True
+    if isinstance(cond, ir.Present):
+        prop, present = cond.prop, cond.present
+        return lambda fact, matched: (prop in fact) == present
+    if isinstance(cond, ir.Test):
+        return _test(cond)
+    parts = tuple(predicate(c) for c in cond.items)
+    if isinstance(cond, ir.AllOf):
+        return lambda fact, matched: all(p(fact, matched) for p in parts)
+    return lambda fact, matched: any(p(fact, matched) for p in parts)
+
+
+def _test(test: ir.Test) -> Predicate:
+    prop, compare, operand = test.prop, _COMPARE[test.op], test.operand
+    equality = test.op in ("==", "!=")
+    if isinstance(operand, ir.Ref):
+        alias, other = operand.alias, operand.prop
+
+        def joined(fact: Fact, matched: dict[str, Fact]) -> bool:
+            left, right = fact.get(prop, _MISSING), matched.get(alias, {}).get(other, _MISSING)
+            if left is _MISSING or right is _MISSING:
+                return False
+            if equality:
+                return bool(compare(left, right))
+            try:
+                return bool(compare(left, right))
+            except TypeError:
+                return False
+
+        return joined
+
+    def literal(fact: Fact, matched: dict[str, Fact]) -> bool:
+        left = fact.get(prop, _MISSING)
+        if left is _MISSING:
+            return False
+        try:
+            return bool(compare(left, operand))
+        except TypeError:
+            return False
+
+    return literal
+
+
+class CompiledPlan:
+    """A join plan with its conditions as Python functions (the residual ones: the index did the keys)."""
+
+    def __init__(self, plan: JoinPlan) -> None:
+        self.plan = plan
+        self.anchor = predicate(plan.anchor_cond)
+        self.steps = tuple((step, predicate(step.residual if step.keys else step.cond)) for step in plan.steps)
+
+
+# (alias, fact id) of each fact a match stands for at a grouped step; None: one match
+Group = tuple[tuple[str, str], ...] | None
+Match = tuple[dict[str, Fact], Group]
+
+
+def matches(plan: CompiledPlan, anchor: Fact, facts: FactIndex) -> Iterator[Match]:
+    """Every match of the planned rule in which ``anchor`` fills its binding pattern (alias → fact, for
+    the positive patterns); at a grouped step (Step.group_by), one match per group, with the group."""
+    if not plan.anchor(anchor, {}):
         return
-    yield from _extend(plan.steps, 0, {plan.anchor: anchor}, {anchor["id"]}, facts)
+    yield from _extend(plan.steps, 0, {plan.plan.anchor: anchor}, {anchor["id"]}, facts)
 
 
 def _extend(
-    steps: tuple[Step, ...], at: int, matched: dict[str, Fact], used: set[str], facts: FactIndex
-) -> Iterator[dict[str, Fact]]:
+    steps: tuple[tuple[Step, Predicate], ...], at: int, matched: dict[str, Fact], used: set[str], facts: FactIndex
+) -> Iterator[Match]:
     if at == len(steps):
-        yield dict(matched)
+        yield dict(matched), None
         return
-    step = steps[at]
+    step, check = steps[at]
     values = []
     for v in step.values:
         value = matched[v.alias].get(v.prop, _MISSING) if isinstance(v, ir.Ref) else v
@@ -109,15 +182,45 @@ def _extend(
         values.append(_hashable(value))
     candidates = facts.lookup(step.fact_type, step.keys, tuple(values))
     if step.negated:
-        if not any(f["id"] not in used and ir.holds(step.cond, f, matched) for f in candidates):
+        if not any(f["id"] not in used and check(f, matched) for f in candidates):
             yield from _extend(steps, at + 1, matched, used, facts)
+        return
+    if step.group_by is not None:
+        yield from _grouped(steps, at, matched, used, facts, [f for f in candidates if f["id"] not in used])
         return
     for fact in list(candidates):
         fact_id = fact["id"]
-        if fact_id in used or not ir.holds(step.cond, fact, matched):
+        if fact_id in used or not check(fact, matched):
             continue
         matched[step.alias] = fact
         used.add(fact_id)
         yield from _extend(steps, at + 1, matched, used, facts)
         used.discard(fact_id)
+        del matched[step.alias]
+
+
+def _grouped(
+    steps: tuple[tuple[Step, Predicate], ...],
+    at: int,
+    matched: dict[str, Fact],
+    used: set[str],
+    facts: FactIndex,
+    candidates: list[Fact],
+) -> Iterator[Match]:
+    """The matches through a grouped step: its facts by the values later steps read, each group continued
+    once with its first fact standing for all (later steps read nothing else of it)."""
+    step, check = steps[at]
+    groups: dict[tuple[Any, ...], list[Fact]] = {}
+    keys = step.group_by or ()
+    for fact in candidates:
+        if check(fact, matched):
+            groups.setdefault(tuple(_hashable(fact.get(k, _MISSING)) for k in keys), []).append(fact)
+    for members in groups.values():
+        first = members[0]
+        matched[step.alias] = first
+        used.add(first["id"])
+        group = tuple((step.alias, f["id"]) for f in members)
+        for found, _ in _extend(steps, at + 1, matched, used, facts):
+            yield found, group
+        used.discard(first["id"])
         del matched[step.alias]

@@ -32,6 +32,19 @@ class Decision:
     matched: tuple[tuple[str, str], ...] = ()  # (alias, fact id), for explanations
     # of a scoped rule: (list field, value): not for a binding whose list field holds the value
     exempt: tuple[tuple[str, str], ...] = ()
+    # a preference standing for several matches that differ in one fact (an indexed join counted them):
+    # (alias, fact id) of each; ``weight`` is their sum, and ``matched`` names the first
+    group: tuple[tuple[str, str], ...] = ()
+
+    def each(self) -> tuple[tuple[tuple[tuple[str, str], ...], int], ...]:
+        """The matches the decision stands for, each with its weight: (matched, weight)."""
+        if not self.group:
+            return ((self.matched, self.weight),)
+        weight = self.weight // len(self.group)
+        return tuple(
+            (tuple(sorted((a, fact if a == alias else i) for a, i in self.matched)), weight)
+            for alias, fact in self.group
+        )
 
 
 class Session(Protocol):

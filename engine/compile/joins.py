@@ -17,7 +17,7 @@ same rules without plans (the reference mode), and tests compare the two.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.compile import ir
 
@@ -38,6 +38,10 @@ class Step:
     keys: tuple[str, ...]
     values: tuple[Operand, ...]
     cond: ir.Cond
+    residual: ir.Cond  # what the index lookup leaves to check: ``cond`` without the key tests
+    # of a rule that only prefers: the facts this step matches are grouped by these properties, the only
+    # ones later steps read, and each group continues the match once, its weight times the group's size
+    group_by: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,16 +62,26 @@ def refs(cond: ir.Cond) -> Iterator[ir.Ref]:
             yield from refs(item)
 
 
-def _keys(cond: ir.Cond, bound: set[str]) -> list[tuple[str, Operand]]:
-    """The top-level equality tests of ``cond`` against a literal or an already matched fact."""
+def _key_tests(cond: ir.Cond, bound: set[str]) -> dict[str, ir.Test]:
+    """The top-level equality tests of ``cond`` against a literal or an already matched fact, by property."""
     items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
-    out: dict[str, Operand] = {}
+    out: dict[str, ir.Test] = {}
     for item in items:
         if isinstance(item, ir.Test) and item.op == "==" and item.prop not in out:
             operand = item.operand
             if not isinstance(operand, ir.Ref) or operand.alias in bound:
-                out[item.prop] = operand
-    return sorted(out.items())
+                out[item.prop] = item
+    return out
+
+
+def _keys(cond: ir.Cond, bound: set[str]) -> list[tuple[str, Operand]]:
+    return sorted((prop, test.operand) for prop, test in _key_tests(cond, bound).items())
+
+
+def _residual(cond: ir.Cond, bound: set[str]) -> ir.Cond:
+    used = set(_key_tests(cond, bound).values())
+    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
+    return ir.all_of(*(item for item in items if item not in used))
 
 
 def plan(rule: ir.Rule) -> JoinPlan | None:
@@ -108,6 +122,7 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
                 tuple(k for k, _ in keys),
                 tuple(v for _, v in keys),
                 chosen.cond,
+                _residual(chosen.cond, bound),
             )
         )
         rest.remove(chosen)
@@ -117,4 +132,28 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
     joins_peers = any(s.fact_type in PEER_FACTS for s in positive)
     if not joins_peers and not all(s.keys for s in positive):
         return None
+    if all(isinstance(a, ir.Prefer) for a in rule.actions):
+        steps = _grouped(steps, {a.cluster for a in rule.actions if isinstance(a, ir.Prefer)} | owners)
     return JoinPlan(anchor.alias, anchor.cond, tuple(steps))
+
+
+def _grouped(steps: list[Step], named: set[str]) -> list[Step]:
+    """Preferences are sums: a step whose facts later steps read only through some properties, and that no
+    action names, can count its matches per value of those properties instead of continuing once per
+    fact. `prefer workload anti-affinity by app within region` then costs one pass over the peers'
+    placements per binding, not one per placement and cluster of its region (quadratic in the group)."""
+    for at, step in enumerate(steps):
+        later = steps[at + 1 :]
+        if step.negated or step.alias in named or any(s.fact_type == step.fact_type for s in later):
+            continue
+        read = sorted(
+            {
+                r.prop
+                for s in later
+                for r in (*refs(s.cond), *(v for v in s.values if isinstance(v, ir.Ref)))
+                if r.alias == step.alias
+            }
+        )
+        if read:
+            return [*steps[:at], replace(step, group_by=tuple(read)), *later]
+    return steps

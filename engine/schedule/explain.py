@@ -25,16 +25,24 @@ class Explainer:
             derived_by = (self.explanation(derivation, seen | {fact_id}),)
         return FactRef(alias.removeprefix("v_"), fact_type, description, derived_by)
 
-    def explanation(self, d: Decision, seen: frozenset[str] = frozenset(), binding: str = "") -> Explanation:
-        """What ``d`` matched; a scoped rule's policy_scope fact is shown as the ``binding`` it applied to."""
+    def explanation(
+        self,
+        d: Decision,
+        seen: frozenset[str] = frozenset(),
+        binding: str = "",
+        match: tuple[tuple[tuple[str, str], ...], int] | None = None,
+    ) -> Explanation:
+        """What ``d`` matched (or ``match``, one of the matches a grouped decision stands for, with its
+        weight); a scoped rule's policy_scope fact is shown as the ``binding`` it applied to."""
         rule = self.compiled.rules[d.rule]
+        matched, weight = match if match is not None else (d.matched, d.weight)
         action = {
             DecisionKind.REJECT: "rejected",
-            DecisionKind.PREFER: f"preferred ({d.weight:+d})",
+            DecisionKind.PREFER: f"preferred ({weight:+d})",
             DecisionKind.DERIVE: "derived",
             DecisionKind.EVICT: "evicted",
         }[d.kind]
-        matched = d.matched or tuple(sorted(("?", i) for i in d.deps))
+        matched = matched or tuple(sorted(("?", i) for i in d.deps))
         if rule.scoped and binding:
             matched = tuple((alias, binding if fact_id == d.binding else fact_id) for alias, fact_id in matched)
         facts = tuple(self.fact(alias, fact_id, seen) for alias, fact_id in matched if not alias.startswith("m"))
@@ -43,7 +51,8 @@ class Explainer:
     def by_cluster(self, decisions: Sequence[Decision], binding: str) -> dict[str, tuple[Explanation, ...]]:
         out: dict[str, list[Explanation]] = defaultdict(list)
         for d in decisions:
-            out[d.cluster].append(self.explanation(d, binding=binding))
+            for match in d.each():
+                out[d.cluster].append(self.explanation(d, binding=binding, match=match))
         return {c: tuple(sorted(e, key=_order)) for c, e in sorted(out.items())}
 
 
