@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from engine import evaluate, load_facts, load_rules
 from engine.cli import main
-from engine.failover.controllers import World, graceful_eviction, injected_labels, task_problems
+from engine.failover.controllers import Bindings, World, graceful_eviction, injected_labels, task_problems
 from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
 from tests.golden import assert_golden
 
@@ -134,7 +134,7 @@ def _binding(tasks: tuple[EvictionTask, ...], clusters: tuple[str, ...] = ("m2",
 
 
 def _world(now: dt.datetime) -> World:
-    return World(now=now, clusters={}, bindings={}, failover={})
+    return World(now=now, clusters={}, bindings=Bindings({}), failover={})
 
 
 @pytest.mark.parametrize(
@@ -249,7 +249,7 @@ def test_a_preservation_failure_on_one_cluster_stops_the_bindings_whole_pass() -
     world = World(
         now=T0 + dt.timedelta(seconds=61),
         clusters={},
-        bindings={binding.key: binding},
+        bindings=Bindings({binding.key: binding}),
         failover={binding.key: failover},
     )
     world.health_since.update({(binding.key, "member1"): T0, (binding.key, "member2"): T0})
@@ -273,7 +273,7 @@ def _two_unhealthy(status_member2: Any) -> tuple[Binding, World]:
     binding = Binding("ns", "b", "FlinkDeployment", clusters=targets, aggregated_status=statuses)
     state = Preservation((("example.com/job", "{.jobStatus.jobId}"),), "p.fr:3")
     failover = Failover(app=True, toleration_seconds=60, app_purge="Directly", grace_seconds=None, app_state=state)
-    world = World(T0 + dt.timedelta(seconds=61), {}, {binding.key: binding}, {binding.key: failover})
+    world = World(T0 + dt.timedelta(seconds=61), {}, Bindings({binding.key: binding}), {binding.key: failover})
     world.health_since.update({(binding.key, "member1"): T0, (binding.key, "member2"): T0})
     return binding, world
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -188,11 +189,52 @@ def label_problems(labels: Mapping[str, str]) -> tuple[str, ...]:
 # ---------------------------------------------------------------- the world and its controllers
 
 
+class Bindings(dict[str, Binding]):
+    """The bindings by key, with what the controllers look bindings up by, kept as bindings change: so
+    that a step after one event visits the bindings it can affect, not all of them (docs/performance.md)."""
+
+    def __init__(self, bindings: Mapping[str, Binding]) -> None:
+        super().__init__()
+        self.changed: set[str] = set()  # set since the simulator last took them
+        self.on: dict[str, set[str]] = defaultdict(set)  # cluster → the bindings targeting it
+        self.with_tasks: set[str] = set()
+        self.with_status: set[str] = set()  # with aggregated status (application failover reads it)
+        self.unplaced: set[str] = set()  # with no target cluster
+        for key, binding in bindings.items():
+            self[key] = binding
+
+    def __setitem__(self, key: str, binding: Binding) -> None:
+        old = self.get(key)
+        if old is not None:
+            for name in old.cluster_names:
+                self.on[name].discard(key)
+        super().__setitem__(key, binding)
+        self.changed.add(key)
+        for name in binding.cluster_names:
+            self.on[name].add(key)
+        for kept, yes in (
+            (self.with_tasks, bool(binding.eviction_tasks)),
+            (self.with_status, bool(binding.aggregated_status)),
+            (self.unplaced, not binding.clusters),
+        ):
+            if yes:
+                kept.add(key)
+            else:
+                kept.discard(key)
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError("bindings are never deleted in a simulation")
+
+    def targeting(self, clusters: Iterable[str]) -> list[str]:
+        """The keys of the bindings targeting any of ``clusters``, sorted."""
+        return sorted({key for name in clusters for key in self.on.get(name, ())})
+
+
 @dataclass
 class World:
     now: dt.datetime
     clusters: dict[str, Cluster]
-    bindings: dict[str, Binding]
+    bindings: Bindings
     failover: dict[str, Failover]  # binding key → its policy's failover behaviour
     works: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # binding → cluster → injected labels
     unhealthy_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
@@ -272,7 +314,8 @@ def application_failover(world: World) -> Iterator[tuple[str, str, bool, str]]:
     The timers are Karmada's workloadUnhealthyMap: set on first sight of Unhealthy (for a cluster not
     in a task), dropped when the workload is Healthy or Unknown or the cluster is no longer a target
     (deleteIrrelevantClusters), kept otherwise (an Unhealthy cluster with a task, another health)."""
-    for key, binding in sorted(world.bindings.items()):
+    for key in sorted(world.bindings.with_status):  # no status, nothing to time
+        binding = world.bindings[key]
         f = world.failover.get(key)
         if f is None or not f.app:
             continue
@@ -342,10 +385,16 @@ def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool 
     return taint_eviction(f, cluster, now)[0]
 
 
+def no_execute_tainted(world: World) -> list[str]:
+    """The clusters with a NoExecute taint: the only ones the taint manager evicts from."""
+    return [name for name, c in world.clusters.items() if any(t.effect == "NoExecute" for t in c.taints)]
+
+
 def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
     if not world.controllers.no_execute_taint_eviction:
         return
-    for key, binding in sorted(world.bindings.items()):
+    for key in world.bindings.targeting(no_execute_tainted(world)):  # the others have nothing to evict from
+        binding = world.bindings[key]
         f = world.failover.get(key)
         if f is None:
             continue

@@ -19,6 +19,7 @@ from engine.failover.controllers import (
     DEFAULT_CONTROLLERS,
     NOT_READY,
     UNREACHABLE,
+    Bindings,
     Controllers,
     RuleEviction,
     World,
@@ -27,6 +28,7 @@ from engine.failover.controllers import (
     failover_of,
     graceful_eviction,
     label_problems,
+    no_execute_tainted,
     taint_eviction_due,
     task_timeout,
 )
@@ -56,7 +58,7 @@ class Simulator:
         self.world = World(
             now=start,
             clusters={c.name: c for c in facts.clusters},
-            bindings={b.key: b for b in facts.bindings if chosen[b.key] is not None},
+            bindings=Bindings({b.key: b for b in facts.bindings if chosen[b.key] is not None}),
             failover={k: behaviour[p.name.value] for k, p in chosen.items() if p is not None},
             controllers=controllers,
         )
@@ -172,11 +174,12 @@ class Simulator:
         world = self.world
         entries, evicted = fail_over(world, self._rule_evictions())
         self.entries += entries
-        for key in sorted(evicted | {k for k, b in world.bindings.items() if not b.clusters}):
+        for key in sorted(evicted | world.bindings.unplaced):
             placement = self._schedule(key)
             if key in evicted:
                 self.after_failover[key] = placement
-        for key in sorted(world.bindings):
+        # the bindings whose tasks or Works can change: those changed since the last step, those with tasks
+        for key in sorted(world.bindings.changed | world.bindings.with_tasks):
             binding, dropped = graceful_eviction(world, world.bindings[key])
             if binding != world.bindings[key]:
                 world.bindings[key] = binding
@@ -186,6 +189,7 @@ class Simulator:
             if dropped and not binding.clusters:
                 self._schedule(key)  # the evicted cluster is schedulable again
             self.entries += binding_controller(world, key)
+        world.bindings.changed.clear()
 
     def _rule_evictions(self) -> list[RuleEviction]:
         """The `evict` actions the engine's rules have taken on the current facts."""
@@ -224,8 +228,9 @@ class Simulator:
             f = world.failover.get(key)
             if f is not None and f.app:
                 times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
-        for key, binding in world.bindings.items():
-            f = world.failover.get(key)
+        bindings = world.bindings
+        for key in set(bindings.targeting(no_execute_tainted(world))) | bindings.with_tasks:
+            binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
                 acts = f is not None and name in world.clusters and world.controllers.no_execute_taint_eviction
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
