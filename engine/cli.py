@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import difflib
 import functools
+import importlib.metadata
 import io
 import json
 import os
@@ -19,7 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,12 +40,18 @@ from engine.render.diff import to_json as diff_json
 from engine.render.diff import to_markdown as diff_markdown
 from engine.render.diff import to_text as diff_text
 from engine.render.karmada import policies_yaml
+from engine.render.resilience import changes_json, changes_markdown, changes_text
+from engine.render.resilience import to_json as resilience_json
+from engine.render.resilience import to_markdown as resilience_markdown
+from engine.render.resilience import to_sarif as resilience_sarif
+from engine.render.resilience import to_text as resilience_text
 from engine.render.results import explain_text, to_json, to_text, to_yaml
 from engine.render.tests import junit
 from engine.render.tests import text as test_text
 from engine.render.timeline import timeline_text
 from engine.results import Result
 from engine.review.diff import CATEGORIES, compare
+from engine.review.resilience import FAILURES, GROUPINGS, RESILIENCE_GATES, Impact, resilience_changes, scenarios, sweep
 from engine.review.testing import TEST_SUFFIX, run_tests
 from engine.syntax.ast import File
 from engine.syntax.fmt import format_file
@@ -549,6 +556,119 @@ def diff_command(
     _say(text, nl=False)
     if any(result.count(g) for g in gates):
         sys.exit(EXIT_PROBLEMS)
+
+
+def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Callable[[int], None] | None]:
+    """A progress bar on a terminal (click's), nothing on a pipe or in CI."""
+
+    @contextlib.contextmanager
+    def bar() -> Iterator[Callable[[int], None] | None]:
+        if not sys.stderr.isatty() or os.environ.get("CI") or total < 2:
+            yield None
+            return
+        with click.progressbar(length=total, label=label, file=sys.stderr) as progress:
+            done = [0]
+
+            def advance(count: int) -> None:
+                progress.update(count - done[0])
+                done[0] = count
+
+            yield advance
+
+    return bar()
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@_FACTS
+@click.option(
+    "--failure",
+    "failures",
+    multiple=True,
+    type=click.Choice(list(FAILURES)),
+    help="How the clusters fail (repeatable; default no-execute): "
+    + "; ".join(f"{k}: {v}" for k, v in FAILURES.items()),
+)
+@click.option("--by", type=click.Choice(GROUPINGS), default="cluster", show_default=True, help="What fails together.")
+@click.option("--k", "k", type=click.IntRange(min=1), default=1, show_default=True, help="Fail every set of k at once.")
+@click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core).")
+@click.option("--scheduler", "address", help="Run on the Dask cluster at this scheduler address (tcp://HOST:8786).")
+@click.option("--base", "base", multiple=True, type=click.Path(), help="Compare with these old rules (repeatable).")
+@click.option("--base-ref", help="Compare with the rules at this git revision.")
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json", "markdown", "sarif"]), default="text", show_default=True
+)
+@click.option("--top", type=click.IntRange(min=1), help="Show only the N worst scenarios (text, Markdown).")
+@click.option(
+    "--fail-on",
+    "fail_on",
+    default="",
+    help="Exit 1 if a scenario has any of these: unschedulable,spread-lost,state-lost (with --base: new ones).",
+)
+@_CONTROLLER
+@_REFERENCE
+@_KARMADA_VERSION
+@_guarded
+def resilience(
+    rules: Sequence[str],
+    facts: Sequence[str],
+    failures: Sequence[str],
+    by: str,
+    k: int,
+    workers: int | None,
+    address: str | None,
+    base: Sequence[str],
+    base_ref: str | None,
+    output: str,
+    top: int | None,
+    fail_on: str,
+) -> None:
+    """What each cluster failure does to the fleet: evictions, moves, unschedulable workloads, lost spread and
+    state, ranked by blast radius (a fleetrules extension; Karmada has no offline failover analysis)."""
+    gates = {g.strip() for g in fail_on.split(",") if g.strip()}
+    unknown = gates - set(RESILIENCE_GATES)
+    if unknown:
+        raise UsageError(f"--fail-on: unknown {sorted(unknown)[0]!r}; known: {', '.join(RESILIENCE_GATES)}")
+    if base and base_ref:
+        raise UsageError("--base and --base-ref: give one of them")
+    rule_set, loaded = _rules(rules), _facts(facts, rules)
+    plan = scenarios(loaded.clusters, list(failures) or ["no-execute"], by, k)
+    if not plan:
+        what = "clusters" if by == "cluster" else f"{by} values among the clusters (a cluster without one is left out)"
+        raise UsageError(f"no scenarios: fewer than {k} {what}")
+
+    def run(rule_set: RuleSet, label: str) -> list[Impact]:
+        with _progress(len(plan), label) as progress:
+            return sweep(rule_set, loaded, plan, _controller_flags(), workers, address, progress, _reference())
+
+    new = run(rule_set, "scenarios")
+    old: list[Impact] | None = None
+    if base or base_ref:
+        with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
+            old_paths = list(base) if base else _rules_at(str(base_ref), rules, Path(tmp))
+            old = run(_rules(old_paths), "base scenarios")
+    if old is not None:
+        changes = resilience_changes(old, new)
+        text = {"text": changes_text, "json": changes_json, "markdown": changes_markdown, "sarif": None}[output]
+        _say(text(changes) if text else resilience_sarif([c.new for c in changes], _package_version()), nl=False)
+        failed = any(gate in c.worse for c in changes for gate in gates)
+    else:
+        if output == "sarif":
+            _say(resilience_sarif(new, _package_version()), nl=False)
+        elif output == "json":
+            _say(resilience_json(new), nl=False)
+        else:
+            _say((resilience_markdown if output == "markdown" else resilience_text)(new, top), nl=False)
+        failed = any(gate in i.harms for i in new for gate in gates)
+    if failed:
+        sys.exit(EXIT_PROBLEMS)
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("fleetrules")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
 
 
 @main.command("test")

@@ -196,6 +196,7 @@ class Bindings(dict[str, Binding]):
     def __init__(self, bindings: Mapping[str, Binding]) -> None:
         super().__init__()
         self.changed: set[str] = set()  # set since the simulator last took them
+        self.touched: set[str] = set()  # set since a resilience sweep last restored its base state
         self.on: dict[str, set[str]] = defaultdict(set)  # cluster → the bindings targeting it
         self.with_tasks: set[str] = set()
         self.with_status: set[str] = set()  # with aggregated status (application failover reads it)
@@ -210,6 +211,7 @@ class Bindings(dict[str, Binding]):
                 self.on[name].discard(key)
         super().__setitem__(key, binding)
         self.changed.add(key)
+        self.touched.add(key)
         for name in binding.cluster_names:
             self.on[name].add(key)
         for kept, yes in (

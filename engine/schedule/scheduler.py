@@ -189,6 +189,12 @@ class Scheduler:
             ids.append(self.session.assert_fact("scheduled", scheduled))
         self.placement_ids[key] = ids
 
+    def restore(self, binding: Binding) -> None:
+        """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
+        self.update_binding(binding)
+        if self._counts_as_peer(binding):
+            self._place(binding.key, binding.cluster_names)
+
     def reset(self) -> None:
         """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
         for binding in self.facts.bindings:

@@ -1,0 +1,200 @@
+"""A resilience sweep (engine.review.resilience) as text, JSON, Markdown and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from engine.review.resilience import FAILURES, Change, Impact, ranked
+
+TOOL_URI = "https://github.com/fleetrules/fleetrules"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_COLUMNS = ("scenario", "failure", "unschedulable", "spread lost", "state lost", "replicas lost", "evicted", "moved")
+
+
+def _row(i: Impact) -> tuple[str, ...]:
+    return (
+        i.scenario.name,
+        i.scenario.failure,
+        str(len(i.unschedulable)),
+        str(len(i.spread_lost)),
+        str(len(i.state_lost)),
+        str(i.replicas_lost),
+        str(len(i.evicted)),
+        str(len(i.moved)),
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _list(items: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _headline(impacts: Sequence[Impact]) -> str:
+    failures = sorted({i.scenario.failure for i in impacts})
+    harmful = [i for i in impacts if i.unschedulable]
+    head = f"{_plural(len(impacts), 'scenario')} ({', '.join(failures)}), ranked by blast radius; "
+    if not harmful:
+        return head + "no single scenario leaves a binding unschedulable"
+    return head + f"{_plural(len(harmful), 'scenario')} leave bindings unschedulable"
+
+
+def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
+    order = ranked(impacts)[:top] if top else ranked(impacts)
+    rows = [_COLUMNS, *(_row(i) for i in order)]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(_COLUMNS))]
+    lines = [_headline(impacts), ""]
+    for r in rows:
+        lines.append(
+            "  ".join(
+                v.ljust(w) if c < 2 else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
+        )
+    details = [i for i in order if i.unschedulable or i.spread_lost or i.state_lost]
+    for i in details:
+        lines.append("")
+        lines.append(f"if {i.scenario.name} {FAILURES[i.scenario.failure]}:")
+        if i.unschedulable:
+            lines.append(f"  unschedulable: {_list(i.unschedulable)}")
+        if i.spread_lost:
+            lines.append(f"  anti-affinity groups on fewer clusters: {_list(i.spread_lost)}")
+        for binding, why in i.state_lost:
+            lines.append(f"  state lost: {binding}: {why}")
+    return "\n".join(lines) + "\n"
+
+
+def to_data(impacts: Sequence[Impact]) -> dict[str, Any]:
+    return {"scenarios": [i.data() for i in ranked(impacts)]}
+
+
+def to_json(impacts: Sequence[Impact]) -> str:
+    return json.dumps(to_data(impacts), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_markdown(impacts: Sequence[Impact], top: int | None = None) -> str:
+    order = ranked(impacts)[:top] if top else ranked(impacts)
+    lines = [f"**Resilience**: {_headline(impacts)}", ""]
+    lines.append("| " + " | ".join(_COLUMNS) + " |")
+    lines.append("| " + " | ".join("---" if c < 2 else "---:" for c in range(len(_COLUMNS))) + " |")
+    for i in order:
+        cells = [v.replace("|", "\\|") for v in _row(i)]
+        lines.append("| " + " | ".join(cells) + " |")
+    harmful = [i for i in order if i.unschedulable]
+    if harmful:
+        lines.append("")
+    for i in harmful:
+        lines.append(f"- **{i.scenario.name}** ({i.scenario.failure}): unschedulable {_list(i.unschedulable)}")
+    return "\n".join(lines) + "\n"
+
+
+_RULES = {
+    "resilience/unschedulable": "A single failure scenario leaves workloads unschedulable",
+    "resilience/spread-lost": "A failure scenario leaves a workload anti-affinity group on fewer clusters",
+    "resilience/state-lost": "A failure scenario evicts a workload whose state cannot be preserved",
+}
+
+
+def _location(source: str) -> dict[str, Any]:
+    path, _, line = source.rpartition(":")
+    region = {"startLine": int(line)} if line.isdigit() and int(line) > 0 else {}
+    return {"physicalLocation": {"artifactLocation": {"uri": path or source}, **({"region": region} if region else {})}}
+
+
+def _result(rule: str, level: str, text: str, i: Impact, subjects: Sequence[str]) -> dict[str, Any]:
+    fingerprint = hashlib.sha256("\0".join([rule, i.scenario.failure, i.scenario.name, *subjects]).encode()).hexdigest()
+    result: dict[str, Any] = {
+        "ruleId": rule,
+        "level": level,
+        "message": {"text": text},
+        "partialFingerprints": {"fleetrules/v1": fingerprint},
+        "properties": {"scenario": i.scenario.name, "failure": i.scenario.failure, "bindings": list(subjects)},
+    }
+    if i.sources:
+        result["locations"] = [_location(s) for s in i.sources]
+    return result
+
+
+def to_sarif(impacts: Sequence[Impact], version: str) -> str:
+    results = []
+    for i in ranked(impacts):
+        what = f"if {i.scenario.name} {FAILURES[i.scenario.failure]}"
+        if i.unschedulable:
+            text = f"{what}, {_plural(len(i.unschedulable), 'workload')} left unschedulable: {_list(i.unschedulable)}"
+            results.append(_result("resilience/unschedulable", "error", text, i, i.unschedulable))
+        if i.spread_lost:
+            text = f"{what}, anti-affinity groups run on fewer clusters: {_list(i.spread_lost)}"
+            results.append(_result("resilience/spread-lost", "warning", text, i, i.spread_lost))
+        if i.state_lost:
+            bindings = [b for b, _ in i.state_lost]
+            text = f"{what}, state preservation fails for {_list(bindings)}"
+            results.append(_result("resilience/state-lost", "warning", text, i, bindings))
+    run = {
+        "tool": {
+            "driver": {
+                "name": "fleetrules",
+                "version": version,
+                "informationUri": TOOL_URI,
+                "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in _RULES.items()],
+            }
+        },
+        "results": results,
+    }
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+
+
+_WORDS = {
+    "unschedulable": "unschedulable",
+    "spread-lost": "anti-affinity groups losing spread",
+    "state-lost": "state lost",
+}
+
+
+def _change_lines(c: Change) -> list[str]:
+    lines = [f"{c.new.scenario.name} ({c.new.scenario.failure}):"]
+    for gate, items in c.added.items():
+        lines.append(f"  + {_plural(len(items), 'more')} {_WORDS[gate]}: {_list(list(items))}")
+    for gate, items in c.removed.items():
+        lines.append(f"  - {_plural(len(items), 'fewer')} {_WORDS[gate]}: {_list(list(items))}")
+    return lines
+
+
+def _changes_headline(changes: Sequence[Change]) -> str:
+    worse = [c for c in changes if c.added]
+    if not changes:
+        return "the change leaves every failure scenario as harmful as before"
+    return f"{_plural(len(changes), 'scenario')} change, {len(worse)} for the worse"
+
+
+def changes_text(changes: Sequence[Change]) -> str:
+    lines = [_changes_headline(changes)]
+    for c in changes:
+        lines.append("")
+        lines += _change_lines(c)
+    return "\n".join(lines) + "\n"
+
+
+def changes_json(changes: Sequence[Change]) -> str:
+    return json.dumps({"changes": [c.data() for c in changes]}, indent=2, ensure_ascii=False) + "\n"
+
+
+def changes_markdown(changes: Sequence[Change]) -> str:
+    lines = [f"**Resilience**: {_changes_headline(changes)}"]
+    for c in changes:
+        for gate, items in c.added.items():
+            lines.append(
+                f"- if **{c.new.scenario.name}** fails ({c.new.scenario.failure}): "
+                f"{_plural(len(items), 'more workload' if gate != 'spread-lost' else 'more group')} "
+                f"{_WORDS[gate]}: {_list(list(items))}"
+            )
+        for gate, items in c.removed.items():
+            lines.append(
+                f"- if **{c.new.scenario.name}** fails ({c.new.scenario.failure}): {len(items)} fewer "
+                f"{_WORDS[gate]}: {_list(list(items))}"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,447 @@
+"""Resilience sweeps: what each cluster failure does to the fleet (a fleetrules extension; Karmada has no
+offline failover analysis).
+
+A sweep evaluates the rules over the facts once, runs the failover controllers to a steady state (the
+base), and then for each scenario — a cluster, a region, zone or provider, or a set of k clusters
+failing in one way — applies the failure at the base time and steps the controllers and the scheduler
+through the policies' own toleration and grace periods (engine.failover.simulate), until nothing more
+is due. What changed against the base is the scenario's impact. After each scenario only what it
+changed is put back (the failed clusters' facts, the bindings it touched), so the compiled program,
+the session and the base placements serve every scenario.
+
+Scenarios run in one process, on a local process pool, or on a Dask cluster: each worker builds the
+base once and takes scenarios in chunks; results come back in scenario order, so every way of running
+gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import NO_SPAN, UsageError
+from engine.evaluate import scheduler_for
+from engine.failover.controllers import DEFAULT_CONTROLLERS, NOT_READY, Controllers
+from engine.failover.simulate import Simulator
+from engine.inputs.events import Event, EventKind
+from engine.inputs.facts import Binding, Cluster, Facts
+from engine.inputs.rules import RuleSet
+from engine.results import Entry, EntryKind
+
+FAILURES = {
+    "no-execute": f"gains the NoExecute taint {NOT_READY} (as a ClusterTaintPolicy adds it to a NotReady cluster)",
+    "not-ready": "goes NotReady (the cluster controller's NoSchedule taint: nothing running is evicted)",
+    "unhealthy": "keeps running, but every application on it turns Unhealthy (application failover)",
+}
+GROUPINGS = ("cluster", "region", "zone", "provider")
+RESILIENCE_GATES = ("unschedulable", "spread-lost", "state-lost")
+MAX_SCENARIOS = 100_000
+# the base time: scenarios happen at it, tolerations and grace periods run from it
+BASE_TIME = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Some clusters failing one way at once."""
+
+    failure: str  # a key of FAILURES
+    clusters: tuple[str, ...]
+    name: str  # "member1", "region eu", "member1+member2"
+
+
+@dataclass(frozen=True)
+class Impact:
+    """What a scenario did to the fleet, against the base state."""
+
+    scenario: Scenario
+    evicted: tuple[tuple[str, str, str], ...] = ()  # (binding, cluster, purge mode)
+    moved: tuple[str, ...] = ()  # bindings on other clusters afterwards
+    unschedulable: tuple[str, ...] = ()  # bindings left without a cluster (or whose placement failed)
+    spread_lost: tuple[str, ...] = ()  # anti-affinity groups (NAMESPACE/GROUP) on fewer clusters than before
+    state_preserved: tuple[str, ...] = ()  # bindings whose eviction task carries preserved state
+    state_lost: tuple[tuple[str, str], ...] = ()  # (binding, why): a preservation that failed
+    replicas_lost: int = 0  # replicas the fleet runs fewer of afterwards
+    sources: tuple[str, ...] = ()  # FILE:LINE of the policies of the bindings left unschedulable
+
+    @property
+    def harms(self) -> frozenset[str]:
+        """The RESILIENCE_GATES this scenario has."""
+        found = {"unschedulable": self.unschedulable, "spread-lost": self.spread_lost, "state-lost": self.state_lost}
+        return frozenset(gate for gate, items in found.items() if items)
+
+    def subjects(self, gate: str) -> frozenset[str]:
+        """The bindings (or groups) behind one gate."""
+        if gate == "unschedulable":
+            return frozenset(self.unschedulable)
+        if gate == "spread-lost":
+            return frozenset(self.spread_lost)
+        return frozenset(b for b, _ in self.state_lost)
+
+    @property
+    def rank(self) -> tuple[int, ...]:
+        return (
+            len(self.unschedulable),
+            len(self.spread_lost),
+            len(self.state_lost),
+            self.replicas_lost,
+            len(self.evicted),
+            len(self.moved),
+        )
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario.name,
+            "failure": self.scenario.failure,
+            "clusters": list(self.scenario.clusters),
+            "evicted": [{"binding": b, "cluster": c, "purgeMode": m} for b, c, m in self.evicted],
+            "moved": list(self.moved),
+            "unschedulable": list(self.unschedulable),
+            "spreadLost": list(self.spread_lost),
+            "statePreserved": list(self.state_preserved),
+            "stateLost": [{"binding": b, "error": why} for b, why in self.state_lost],
+            "replicasLost": self.replicas_lost,
+            "sources": list(self.sources),
+        }
+
+
+def scenarios(
+    clusters: Sequence[Cluster], failures: Sequence[str] = ("no-execute",), by: str = "cluster", k: int = 1
+) -> list[Scenario]:
+    """The scenarios of a sweep: each group of clusters (by name, or sharing a region, zone or provider;
+    clusters without the property are left out), or with ``k`` > 1 each set of k groups, failing each
+    way in ``failures``."""
+    if isinstance(failures, str):
+        failures = [failures]
+    if not all(isinstance(c, Cluster) for c in clusters):
+        raise UsageError("clusters: expected the Cluster facts of load_facts() (facts.clusters)")
+    unknown = [f for f in failures if f not in FAILURES]
+    if unknown:
+        raise UsageError(f"failure: unknown {unknown[0]!r}; known: {', '.join(FAILURES)}")
+    if by not in GROUPINGS:
+        raise UsageError(f"by: {by!r} is not one of {', '.join(GROUPINGS)}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise UsageError(f"k: expected a whole number of at least 1, found {k!r}")
+    groups: dict[str, list[str]] = defaultdict(list)
+    for c in sorted(clusters, key=lambda c: c.name):
+        if c.deleting:
+            continue
+        values = {"cluster": [c.name], "region": [c.region], "zone": list(c.zones), "provider": [c.provider]}[by]
+        for value in values:
+            if value:
+                groups[value].append(c.name)
+    names = sorted(groups)
+    combinations = list(itertools.islice(itertools.combinations(names, k), MAX_SCENARIOS + 1))
+    if len(combinations) * len(failures) > MAX_SCENARIOS:
+        raise UsageError(f"more than {MAX_SCENARIOS} scenarios: choose a smaller --k or a coarser --by")
+    out = []
+    for failure in failures:
+        for combination in combinations:
+            members = tuple(sorted({c for g in combination for c in groups[g]}))
+            label = "+".join(combination) if by == "cluster" else "+".join(f"{by} {g}" for g in combination)
+            out.append(Scenario(failure, members, label))
+    return out
+
+
+class Base:
+    """The evaluated base state of a sweep, and each scenario run on it and undone."""
+
+    def __init__(
+        self, rules: RuleSet, facts: Facts, controllers: Controllers = DEFAULT_CONTROLLERS, reference: bool = False
+    ) -> None:
+        self.scheduler = scheduler_for(rules, facts, reference)
+        self.simulator = Simulator(self.scheduler, BASE_TIME, controllers)
+        self.simulator.step()  # every binding placed, Works created: the fleet before anything fails
+        world = self.simulator.world
+        self.clusters = dict(world.clusters)
+        self.bindings: dict[str, Binding] = dict(world.bindings)
+        self.works = {key: {c: dict(labels) for c, labels in works.items()} for key, works in world.works.items()}
+        self.unhealthy_since = dict(world.unhealthy_since)
+        self.health_since = dict(world.health_since)
+        world.bindings.touched.clear()
+        self.sources = {
+            key: f"{p.span.file}:{p.span.line}" for key, p in self.scheduler.binding_policy.items() if p is not None
+        }
+        self.groups: dict[str, str] = {}  # binding → NAMESPACE/GROUP of its anti-affinity group
+        for key, props in self.scheduler.binding_facts.items():
+            if props.get("anti_affinity_group"):
+                self.groups[key] = f"{props['namespace']}/{props['anti_affinity_group']}"
+
+    def close(self) -> None:
+        self.scheduler.close()
+
+    def run(self, scenario: Scenario) -> Impact:
+        simulator = self.simulator
+        simulator.entries, simulator.after_failover = [], {}
+        try:
+            entries = simulator.run(self._events(scenario))
+            return self._impact(scenario, entries)
+        finally:
+            self._restore()
+
+    def _events(self, scenario: Scenario) -> list[Event]:
+        out = []
+        for name in scenario.clusters:
+            if scenario.failure == "no-execute":
+                fields = {"cluster": name, "key": NOT_READY, "effect": "NoExecute"}
+                out.append(Event(BASE_TIME, EventKind.TAINT, fields, NO_SPAN))
+            elif scenario.failure == "not-ready":
+                out.append(Event(BASE_TIME, EventKind.READY, {"cluster": name, "status": "False"}, NO_SPAN))
+            else:
+                for key in sorted(self.simulator.world.bindings.on.get(name, ())):
+                    fields = {"binding": key, "cluster": name, "status": "Unhealthy"}
+                    out.append(Event(BASE_TIME, EventKind.HEALTH, fields, NO_SPAN))
+        return out
+
+    def _restore(self) -> None:
+        """Put back what the scenario changed: the clusters it failed, the bindings it touched."""
+        world, scheduler = self.simulator.world, self.scheduler
+        world.now = BASE_TIME
+        for name, cluster in self.clusters.items():
+            if world.clusters.get(name) is not cluster:
+                world.clusters[name] = cluster
+                scheduler.update_cluster(cluster)
+        for key in sorted(world.bindings.touched):
+            binding = self.bindings[key]
+            world.bindings[key] = binding
+            world.works[key] = {c: dict(labels) for c, labels in self.works.get(key, {}).items()}
+            scheduler.restore(binding)
+        world.bindings.touched.clear()
+        world.bindings.changed.clear()
+        world.unhealthy_since = dict(self.unhealthy_since)
+        world.health_since = dict(self.health_since)
+
+    def _impact(self, scenario: Scenario, entries: Sequence[Entry]) -> Impact:
+        world = self.simulator.world
+        touched = sorted(world.bindings.touched)
+        evicted, preserved, lost = [], [], []
+        failed_placement = set()
+        for e in entries:
+            if e.kind is EntryKind.EVICTED and e.task is not None:
+                evicted.append((e.binding, e.cluster, e.task.purge_mode))
+                if e.task.preserved_label_state:
+                    preserved.append(e.binding)
+            elif e.kind is EntryKind.EVICTION_FAILED:
+                lost.append((e.binding, str(e.detail.get("error", ""))))
+            elif e.kind is EntryKind.UNSCHEDULABLE:
+                failed_placement.add(e.binding)
+            elif e.kind is EntryKind.SCHEDULED:
+                failed_placement.discard(e.binding)
+        moved, unschedulable, replicas_lost = [], [], 0
+        for key in touched:
+            before, after = self.bindings[key], world.bindings[key]
+            if before.cluster_names and (not after.cluster_names or key in failed_placement):
+                unschedulable.append(key)
+            elif after.cluster_names != before.cluster_names:
+                moved.append(key)
+            replicas_lost += max(0, _replicas(before) - _replicas(after))
+        spread_lost = []
+        for group, members in sorted(_members(self.groups, touched).items()):
+            old = {c for key in members for c in self.bindings[key].cluster_names}
+            new = {c for key in members for c in world.bindings[key].cluster_names}
+            if len(new) < len(old):
+                spread_lost.append(group)
+        return Impact(
+            scenario,
+            tuple(evicted),
+            tuple(moved),
+            tuple(unschedulable),
+            tuple(spread_lost),
+            tuple(sorted(set(preserved))),
+            tuple(lost),
+            replicas_lost,
+            tuple(sorted({self.sources[key] for key in unschedulable if key in self.sources})),
+        )
+
+
+def _replicas(binding: Binding) -> int:
+    """The replicas the binding runs, over all its clusters (a Duplicated one runs its replicas on each)."""
+    return sum(t.replicas for t in binding.clusters)
+
+
+def _members(groups: dict[str, str], touched: Iterable[str]) -> dict[str, list[str]]:
+    """Every member of each anti-affinity group that a touched binding belongs to."""
+    wanted = {groups[key] for key in touched if key in groups}
+    out: dict[str, list[str]] = defaultdict(list)
+    for key, group in groups.items():
+        if group in wanted:
+            out[group].append(key)
+    return out
+
+
+# ---------------------------------------------------------------- running a sweep
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a worker needs to build the base: plain data, sent once to each worker."""
+
+    rules: RuleSet
+    facts: Facts
+    controllers: Controllers = DEFAULT_CONTROLLERS
+    reference: bool = False
+    key: str = field(default="", compare=False)  # identifies the sweep in a worker's cache
+
+
+_BASES: dict[str, Base] = {}  # a worker's base states, by sweep (a process pool's or a Dask worker's)
+
+
+def _base(sweep: Sweep) -> Base:
+    base = _BASES.get(sweep.key)
+    if base is None:
+        for old in _BASES.values():
+            old.close()
+        _BASES.clear()
+        base = _BASES[sweep.key] = Base(sweep.rules, sweep.facts, sweep.controllers, sweep.reference)
+    return base
+
+
+def _run_chunk(sweep: Sweep, chunk: Sequence[Scenario]) -> list[Impact]:
+    base = _base(sweep)
+    return [base.run(s) for s in chunk]
+
+
+_JOB: Sweep | None = None  # a pool worker's sweep, given once when the worker starts
+
+
+def _start_worker(job: Sweep) -> None:
+    global _JOB
+    _JOB = job
+    _base(job)  # the program compiled and the base evaluated once, before the first chunk
+
+
+def _run_pool_chunk(chunk: Sequence[Scenario]) -> list[Impact]:
+    assert _JOB is not None
+    return _run_chunk(_JOB, chunk)
+
+
+def _chunks(items: Sequence[Scenario], count: int) -> list[list[Scenario]]:
+    size = max(1, -(-len(items) // count))
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def sweep(
+    rules: RuleSet,
+    facts: Facts,
+    plan: Sequence[Scenario],
+    controllers: Controllers = DEFAULT_CONTROLLERS,
+    workers: int | None = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    reference: bool = False,
+) -> list[Impact]:
+    """The impact of each scenario of ``plan``, in its order: in this process (``workers`` 1), on a local
+    process pool (``workers`` processes; None: one per core), or on the Dask cluster at ``scheduler``.
+    ``progress`` hears how many scenarios are done."""
+    if not isinstance(rules, RuleSet) or not isinstance(facts, Facts):
+        raise UsageError("rules and facts: expected a RuleSet from load_rules() and Facts from load_facts()")
+    if isinstance(plan, (str, bytes)) or not all(isinstance(s, Scenario) for s in plan):
+        raise UsageError("plan: expected a list of Scenario, as scenarios() makes")
+    if not isinstance(controllers, Controllers):
+        raise UsageError("controllers: expected a Controllers from Controllers.parse()")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"workers: expected a whole number of at least 1, found {workers!r}")
+    job = Sweep(rules, facts, controllers, reference, key=f"{os.getpid()}-{id(rules)}-{id(facts)}-{len(plan)}")
+    if not plan:
+        return []
+    if scheduler is not None:
+        return _on_dask(job, plan, scheduler, progress)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count == 1 or len(plan) == 1:
+        base = Base(rules, facts, controllers, reference)
+        try:
+            out = []
+            for impact in (base.run(s) for s in plan):
+                out.append(impact)
+                if progress is not None:
+                    progress(len(out))
+            return out
+        finally:
+            base.close()
+    return _on_pool(job, plan, count, progress)
+
+
+def _on_pool(job: Sweep, plan: Sequence[Scenario], count: int, progress: Callable[[int], None] | None) -> list[Impact]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = _chunks(plan, count * 4)
+    # spawn: a fresh interpreter per worker (durable-rules' engine state is not shared across a fork)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_start_worker, initargs=(job,)) as pool:
+        futures = [pool.submit(_run_pool_chunk, chunk) for chunk in chunks]
+        return _gather((f.result() for f in futures), progress)
+
+
+def _on_dask(
+    job: Sweep, plan: Sequence[Scenario], address: str, progress: Callable[[int], None] | None
+) -> list[Impact]:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--scheduler needs Dask's distributed: pip install 'fleetrules[dask]'") from None
+    try:
+        client = Client(address, timeout="5s")  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(f"--scheduler: cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        [shared] = client.scatter([job], broadcast=True)  # type: ignore[no-untyped-call]
+        futures = [client.submit(_run_chunk, shared, chunk, pure=False) for chunk in _chunks(plan, workers * 4)]
+        return _gather((f.result() for f in futures), progress)
+    finally:
+        client.close()  # type: ignore[no-untyped-call]
+
+
+def _gather(results: Iterator[list[Impact]], progress: Callable[[int], None] | None) -> list[Impact]:
+    out: list[Impact] = []
+    for chunk in results:
+        out += chunk
+        if progress is not None:
+            progress(len(out))
+    return out
+
+
+def ranked(impacts: Sequence[Impact]) -> list[Impact]:
+    """The scenarios by blast radius: most bindings left unschedulable first, then groups that lose their
+    spread, state lost, replicas lost, evictions, moves; then by name."""
+    return sorted(impacts, key=lambda i: (tuple(-x for x in i.rank), i.scenario.failure, i.scenario.name))
+
+
+@dataclass(frozen=True)
+class Change:
+    """One scenario whose harm differs between two versions of the rules."""
+
+    old: Impact
+    new: Impact
+    worse: frozenset[str]  # the gates with bindings (or groups) the new version adds
+    added: dict[str, tuple[str, ...]]  # gate → what the new version adds
+    removed: dict[str, tuple[str, ...]]  # gate → what it no longer has
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "scenario": self.new.scenario.name,
+            "failure": self.new.scenario.failure,
+            "added": {gate: list(items) for gate, items in self.added.items()},
+            "removed": {gate: list(items) for gate, items in self.removed.items()},
+        }
+
+
+def resilience_changes(old: Sequence[Impact], new: Sequence[Impact]) -> list[Change]:
+    """The scenarios (of the same plan) whose unschedulable bindings, lost spread or lost state differ, the
+    ones made worse first (by how much), then by name."""
+    out = []
+    for before, after in zip(old, new, strict=True):
+        added = {g: tuple(sorted(after.subjects(g) - before.subjects(g))) for g in RESILIENCE_GATES}
+        removed = {g: tuple(sorted(before.subjects(g) - after.subjects(g))) for g in RESILIENCE_GATES}
+        added, removed = {g: v for g, v in added.items() if v}, {g: v for g, v in removed.items() if v}
+        if added or removed:
+            out.append(Change(before, after, frozenset(added), added, removed))
+    return sorted(
+        out,
+        key=lambda c: (-sum(len(v) for v in c.added.values()), c.new.scenario.failure, c.new.scenario.name),
+    )

@@ -1,0 +1,168 @@
+"""Resilience sweeps (engine.review.resilience): scenarios from one base state, undone exactly; the same
+bytes serially, on a process pool and on a Dask cluster; the command's outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine import load_facts, load_rules
+from engine.cli import main
+from engine.errors import UsageError
+from engine.inputs.facts import Facts
+from engine.inputs.rules import RuleSet
+from engine.render.resilience import to_json, to_sarif, to_text
+from engine.review.resilience import Base, Scenario, scenarios, sweep
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _flink_ha() -> tuple[RuleSet, Facts]:
+    return load_rules([EXAMPLES / "flink-ha" / "policy.fr"]), load_facts([EXAMPLES / "flink-ha" / "facts"])
+
+
+def _checkpoint() -> tuple[RuleSet, Facts]:
+    folder = EXAMPLES / "flink-checkpoint"
+    return load_rules([folder / "policy.fr"]), load_facts([folder / "facts"])
+
+
+@pytest.mark.parametrize("example", [_flink_ha, _checkpoint])
+def test_every_scenario_from_the_shared_base_is_the_scenario_on_a_fresh_one(example: object) -> None:
+    """What a scenario changes is undone: run one after another on one base, each gives what it gives on
+    a base of its own (so the order scenarios run in, and how they are split among workers, is moot)."""
+    rules, facts = example()  # type: ignore[operator]
+    plan = scenarios(facts.clusters, ["no-execute", "not-ready", "unhealthy"], k=1)
+    plan += scenarios(facts.clusters, ["no-execute"], k=2)
+    shared = Base(rules, facts)
+    try:
+        warm = [shared.run(s).data() for s in plan]
+    finally:
+        shared.close()
+    cold = []
+    for s in plan:
+        base = Base(rules, facts)
+        try:
+            cold.append(base.run(s).data())
+        finally:
+            base.close()
+    assert warm == cold
+    assert any(i["evicted"] for i in warm)
+
+
+def test_a_cluster_failure_leaves_an_anti_affinity_group_short() -> None:
+    rules, facts = _flink_ha()
+    impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters))}
+    member3 = impacts["member3"]
+    # three orders pipelines on the three prod clusters: the evicted one has nowhere to go
+    assert member3.unschedulable == ("streaming/orders-c-flinkdeployment",)
+    assert member3.spread_lost == ("streaming/karmada.io/group=orders",)
+    assert member3.evicted == (("streaming/orders-c-flinkdeployment", "member3", "Gracefully"),)
+    assert impacts["member-dev"].rank == (0, 0, 0, 0, 0, 0)
+
+
+def test_state_preserved_on_failover_is_reported() -> None:
+    rules, facts = _checkpoint()
+    impacts = sweep(rules, facts, scenarios(facts.clusters, ["no-execute", "unhealthy"]))
+    preserved = {(i.scenario.failure, i.scenario.name): i.state_preserved for i in impacts if i.evicted}
+    assert preserved  # the FlinkDeployment is evicted by both failures where it runs
+    assert all(bindings == ("streaming/fraud-detector-flinkdeployment",) for bindings in preserved.values())
+
+
+def test_a_process_pool_gives_the_serial_bytes() -> None:
+    rules, facts = _flink_ha()
+    plan = scenarios(facts.clusters, ["no-execute", "not-ready"], k=2)
+    serial = sweep(rules, facts, plan, workers=1)
+    pooled = sweep(rules, facts, plan, workers=2)
+    assert to_json(pooled) == to_json(serial)
+    assert to_text(pooled) == to_text(serial)
+
+
+def test_a_dask_cluster_gives_the_serial_bytes() -> None:
+    distributed = pytest.importorskip("distributed")
+    rules, facts = _flink_ha()
+    plan = scenarios(facts.clusters, ["no-execute", "unhealthy"], k=2)
+    serial = sweep(rules, facts, plan, workers=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        on_dask = sweep(rules, facts, plan, scheduler=cluster.scheduler_address)
+    assert to_json(on_dask) == to_json(serial)
+
+
+def test_scenarios_by_region_and_sets_of_k() -> None:
+    _, facts = _flink_ha()
+    by_region = scenarios(facts.clusters, by="region")
+    assert all(s.name.startswith("region ") for s in by_region)
+    assert sorted(c for s in by_region for c in s.clusters) == sorted(
+        c.name for c in facts.clusters if c.region and not c.deleting
+    )
+    pairs = scenarios(facts.clusters, k=2)
+    n = len([c for c in facts.clusters if not c.deleting])
+    assert len(pairs) == n * (n - 1) // 2 and all(len(s.clusters) == 2 for s in pairs)
+    with pytest.raises(UsageError, match="unknown 'crash'"):
+        scenarios(facts.clusters, ["crash"])
+    with pytest.raises(UsageError, match="k: expected"):
+        scenarios(facts.clusters, k=0)
+    with pytest.raises(UsageError, match="workers"):
+        sweep(*_flink_ha(), [Scenario("no-execute", ("member1",), "member1")], workers=0)
+
+
+def test_sarif_names_each_harmful_scenario_with_the_policy_line() -> None:
+    rules, facts = _flink_ha()
+    sarif = json.loads(to_sarif(sweep(rules, facts, scenarios(facts.clusters)), "0.1.0"))
+    assert sarif["version"] == "2.1.0"
+    results = sarif["runs"][0]["results"]
+    unschedulable = [r for r in results if r["ruleId"] == "resilience/unschedulable"]
+    assert len(unschedulable) == 3
+    location = unschedulable[0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("flink-ha/policy.fr") and location["region"]["startLine"] == 4
+    assert len({r["partialFingerprints"]["fleetrules/v1"] for r in results}) == len(results)
+
+
+def test_the_command_ranks_fails_on_and_compares(tmp_path: Path) -> None:
+    runner = CliRunner()
+    folder = EXAMPLES / "flink-ha"
+    args = ["resilience", str(folder / "policy.fr"), "--facts", str(folder / "facts"), "--workers", "1"]
+    ok = runner.invoke(main, args)
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.splitlines()[0].startswith("5 scenarios (no-execute), ranked by blast radius")
+    failing = runner.invoke(main, [*args, "--fail-on", "unschedulable"])
+    assert failing.exit_code == 1
+    bad = runner.invoke(main, [*args, "--fail-on", "sadness"])
+    assert bad.exit_code == 2 and "unknown 'sadness'" in bad.output
+    # a looser version: without anti-affinity, no failure leaves a pipeline unschedulable
+    loose = tmp_path / "loose.fr"
+    text = (folder / "policy.fr").read_text().replace("  workload anti-affinity by karmada.io/group\n", "")
+    loose.write_text(text)
+    compared = runner.invoke(main, [*args, "--base", str(loose), "--fail-on", "unschedulable"])
+    assert compared.exit_code == 1, compared.output
+    assert "3 scenarios change, 3 for the worse" in compared.output
+    assert "+ 1 more unschedulable: streaming/orders-c-flinkdeployment" in compared.output
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_fleets_restore_exactly(tmp_path: Path, seed: int) -> None:
+    import random
+
+    from tests.test_joins import _fleet, _policy
+
+    rng = random.Random(500 + seed)
+    path = tmp_path / "rules.fr"
+    policy = _policy(rng).replace(
+        "select { kind Deployment }", "select { kind Deployment }\n  tolerate x : NoExecute for 1m"
+    )
+    path.write_text(policy)
+    rules, facts = load_rules([path]), load_facts(objects=_fleet(rng))
+    plan = scenarios(facts.clusters, ["no-execute", "not-ready"], k=2)
+    shared = Base(rules, facts)
+    try:
+        warm = [shared.run(s).data() for s in plan]
+    finally:
+        shared.close()
+    for s, expected in zip(plan, warm, strict=True):
+        base = Base(rules, facts)
+        try:
+            assert base.run(s).data() == expected
+        finally:
+            base.close()
