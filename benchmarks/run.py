@@ -222,13 +222,77 @@ def divided(clusters: int, bindings: int) -> tuple[float, float]:
     return times[0], times[1]
 
 
+def resilience(clusters: int, bindings: int) -> tuple[float, float, float, float]:
+    """N-1 over the fleet (each cluster gaining a NoExecute taint, run to steady state): seconds serially and
+    on two worker processes, and peak RSS (MiB) of this process and of the largest worker."""
+    from engine.review.resilience import scenarios, sweep
+
+    objects = fleet(clusters, bindings)
+    with tempfile.TemporaryDirectory() as tmp:
+        rules_path, facts_path = Path(tmp) / "fleet.fr", Path(tmp) / "facts.yaml"
+        rules_path.write_text(RULES)
+        facts_path.write_text(yaml.safe_dump_all(objects))
+        rules, facts = load_rules([rules_path]), load_facts([facts_path])
+    plan = scenarios(facts.clusters)
+    t0 = time.perf_counter()
+    serial = sweep(rules, facts, plan, workers=1)
+    t1 = time.perf_counter()
+    pooled = sweep(rules, facts, plan, workers=2)
+    t2 = time.perf_counter()
+    assert [i.data() for i in serial] == [i.data() for i in pooled]
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return t1 - t0, t2 - t1, own, workers
+
+
+ADVERSARIAL_RULES = """policy one-group {
+  select { kind Deployment }
+  prefer workload anti-affinity by app weight 50 within region
+  prefer workload affinity by app weight 20 within region
+}
+"""
+
+
+def adversarial(workloads: int, clusters: int) -> float:
+    """Seconds to evaluate ``workloads`` Deployments of one group, each placed on every one of ``clusters``
+    clusters in 5 regions, under preferred anti-affinity and affinity within a region: every binding's
+    preferences read every peer's placements (issue 14: 250 workloads took 402 s)."""
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "cluster.karmada.io/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": f"c{i:03d}", "labels": {"region": f"r{i % 5}"}},
+            "spec": {"region": f"r{i % 5}"},
+        }
+        for i in range(clusters)
+    ]
+    objects += [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"w{i:04d}", "labels": {"app": "one"}}}
+        for i in range(workloads)
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        rules_path = Path(tmp) / "one-group.fr"
+        rules_path.write_text(ADVERSARIAL_RULES)
+        rules = load_rules([rules_path])
+    facts = load_facts(objects=objects)
+    t0 = time.perf_counter()
+    evaluate(rules, facts)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100x1000,1000x10000,5000x50000", help="comma-separated CLUSTERSxBINDINGS")
     parser.add_argument("--rules", type=int, default=1000, help="rules in the generated file for the compile time")
     parser.add_argument("--divided", default="1000x10000", help="CLUSTERSxBINDINGS for the Divided fleet")
+    parser.add_argument("--resilience", default="1000x10000", help="CLUSTERSxBINDINGS for the N-1 resilience sweep")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--one-resilience", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_resilience:  # in a fresh process: the children's peak RSS is the pool workers' only
+        c, b = (int(x) for x in args.one_resilience.split("x"))
+        print(json.dumps(resilience(c, b)))
+        return
     if args.one:
         c, b = (int(x) for x in args.one.split("x"))
         print(json.dumps(measure(c, b)))
@@ -255,6 +319,20 @@ def main() -> None:
     print(
         f"Divided by available over regions, {size}: {by_available:.2f} s "
         f"({by_available / duplicated:.1f}x the Duplicated evaluation of the same fleet, {duplicated:.2f} s)"
+    )
+    for workloads in (50, 250):
+        print(
+            f"one group of {workloads} workloads on 50 clusters, preferred terms within region: "
+            f"{adversarial(workloads, 50):.2f} s"
+        )
+    c = int(args.resilience.split("x")[0])
+    run = subprocess.run(
+        [sys.executable, __file__, "--one-resilience", args.resilience], capture_output=True, text=True, check=True
+    )
+    serial, pooled, own, worker = json.loads(run.stdout.strip().splitlines()[-1])
+    print(
+        f"Resilience N-1 over {args.resilience} ({c} scenarios): {serial:.2f} s serially, {pooled:.2f} s on 2 workers "
+        f"({serial / pooled:.2f}x); peak RSS {own:.0f} MiB here, {worker:.0f} MiB in the largest worker"
     )
 
 

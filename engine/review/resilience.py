@@ -287,6 +287,7 @@ class Sweep:
     key: str = field(default="", compare=False)  # identifies the sweep in a worker's cache
 
 
+Progress = Callable[[int], None] | None  # hears how many scenarios are done
 _BASES: dict[str, Base] = {}  # a worker's base states, by sweep (a process pool's or a Dask worker's)
 
 
@@ -319,9 +320,25 @@ def _run_pool_chunk(chunk: Sequence[Scenario]) -> list[Impact]:
     return _run_chunk(_JOB, chunk)
 
 
-def _chunks(items: Sequence[Scenario], count: int) -> list[list[Scenario]]:
-    size = max(1, -(-len(items) // count))
-    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+def _chunks(items: Sequence[Scenario], count: int) -> list[list[int]]:
+    """Scenario positions dealt round-robin into ``count`` chunks: neighbouring scenarios (the clusters that
+    hold most of the fleet often sort together) land on different workers."""
+    count = max(1, min(count, len(items)))
+    return [list(range(start, len(items), count)) for start in range(count)]
+
+
+def _in_order(
+    plan: Sequence[Scenario], chunks: list[list[int]], results: Iterator[list[Impact]], progress: Progress
+) -> list[Impact]:
+    out: list[Impact | None] = [None] * len(plan)
+    done = 0
+    for positions, impacts in zip(chunks, results, strict=True):
+        for position, impact in zip(positions, impacts, strict=True):
+            out[position] = impact
+        done += len(impacts)
+        if progress is not None:
+            progress(done)
+    return [i for i in out if i is not None]
 
 
 def sweep(
@@ -373,8 +390,8 @@ def _on_pool(job: Sweep, plan: Sequence[Scenario], count: int, progress: Callabl
     # spawn: a fresh interpreter per worker (durable-rules' engine state is not shared across a fork)
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_start_worker, initargs=(job,)) as pool:
-        futures = [pool.submit(_run_pool_chunk, chunk) for chunk in chunks]
-        return _gather((f.result() for f in futures), progress)
+        futures = [pool.submit(_run_pool_chunk, [plan[i] for i in chunk]) for chunk in chunks]
+        return _in_order(plan, chunks, (f.result() for f in futures), progress)
 
 
 def _on_dask(
@@ -391,19 +408,11 @@ def _on_dask(
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         [shared] = client.scatter([job], broadcast=True)  # type: ignore[no-untyped-call]
-        futures = [client.submit(_run_chunk, shared, chunk, pure=False) for chunk in _chunks(plan, workers * 4)]
-        return _gather((f.result() for f in futures), progress)
+        chunks = _chunks(plan, workers * 4)
+        futures = [client.submit(_run_chunk, shared, [plan[i] for i in chunk], pure=False) for chunk in chunks]
+        return _in_order(plan, chunks, (f.result() for f in futures), progress)
     finally:
         client.close()  # type: ignore[no-untyped-call]
-
-
-def _gather(results: Iterator[list[Impact]], progress: Callable[[int], None] | None) -> list[Impact]:
-    out: list[Impact] = []
-    for chunk in results:
-        out += chunk
-        if progress is not None:
-            progress(len(out))
-    return out
 
 
 def ranked(impacts: Sequence[Impact]) -> list[Impact]:
