@@ -9,6 +9,7 @@ durable-rules handles.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,15 @@ def any_of(*items: Cond) -> Cond:
 def present(prop: str, yes: bool = True) -> Cond:
     """A label or derived field is set (or not): it is never missing, only ABSENT."""
     return Test("!=" if yes else "==", prop, ABSENT)
+
+
+def refs(cond: Cond) -> Iterator[Ref]:
+    """The properties of other facts that ``cond`` compares with."""
+    if isinstance(cond, Test) and isinstance(cond.operand, Ref):
+        yield cond.operand
+    elif isinstance(cond, (AllOf, AnyOf)):
+        for item in cond.items:
+            yield from refs(item)
 
 
 def negate(cond: Cond) -> Cond:

@@ -16,7 +16,6 @@ same rules without plans (the reference mode), and tests compare the two.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from engine.compile import ir
@@ -52,14 +51,6 @@ class JoinPlan:
     anchor: str
     anchor_cond: ir.Cond
     steps: tuple[Step, ...]
-
-
-def refs(cond: ir.Cond) -> Iterator[ir.Ref]:
-    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
-        yield cond.operand
-    elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
-        for item in cond.items:
-            yield from refs(item)
 
 
 def _key_tests(cond: ir.Cond, bound: set[str]) -> dict[str, ir.Test]:
@@ -100,13 +91,13 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
     if len(owners) != 1 or len(anchors) != 1:
         return None
     anchor = anchors[0]
-    if anchor.negated or anchor.fact_type != "binding" or any(refs(anchor.cond)):
+    if anchor.negated or anchor.fact_type != "binding" or any(ir.refs(anchor.cond)):
         return None
     bound = {anchor.alias}
     rest = [p for p in rule.patterns if p is not anchor]
     steps: list[Step] = []
     while rest:
-        ready = [p for p in rest if all(r.alias in bound for r in refs(p.cond))]
+        ready = [p for p in rest if all(r.alias in bound for r in ir.refs(p.cond))]
         if not ready:
             return None
         # a `not` as soon as what it compares with is matched; else the positive pattern with most keys
@@ -150,7 +141,7 @@ def _grouped(steps: list[Step], named: set[str]) -> list[Step]:
             {
                 r.prop
                 for s in later
-                for r in (*refs(s.cond), *(v for v in s.values if isinstance(v, ir.Ref)))
+                for r in (*ir.refs(s.cond), *(v for v in s.values if isinstance(v, ir.Ref)))
                 if r.alias == step.alias
             }
         )

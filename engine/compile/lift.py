@@ -10,14 +10,6 @@ from engine.compile import ir
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
 
 
-def _refs(cond: ir.Cond) -> Iterator[ir.Ref]:
-    if isinstance(cond, ir.Test) and isinstance(cond.operand, ir.Ref):
-        yield cond.operand
-    elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
-        for item in cond.items:
-            yield from _refs(item)
-
-
 def _props(cond: ir.Cond) -> Iterator[str]:
     if isinstance(cond, (ir.Test, ir.Present)):
         yield cond.prop
@@ -59,14 +51,14 @@ def lift(rule: ir.Rule) -> ir.Rule:
     exempt: list[tuple[str, ir.Ref | str | int | bool]] = []
     for pattern in rule.patterns:
         if pattern.alias == binding:
-            if pattern.fact_type != "binding" or set(_props(pattern.cond)) - {"policy"} or any(_refs(pattern.cond)):
+            if pattern.fact_type != "binding" or set(_props(pattern.cond)) - {"policy"} or any(ir.refs(pattern.cond)):
                 return rule
             patterns.append(ir.Pattern(binding, POLICY_SCOPE, False, pattern.cond))
             continue
         exemption = _exemption(pattern, binding)
         if exemption is not None:
             exempt.append(exemption)
-        elif any(r.alias == binding and r.prop != "policy" for r in _refs(pattern.cond)):
+        elif any(r.alias == binding and r.prop != "policy" for r in ir.refs(pattern.cond)):
             return rule
         else:
             patterns.append(pattern)
