@@ -166,3 +166,23 @@ def test_random_fleets_restore_exactly(tmp_path: Path, seed: int) -> None:
             assert base.run(s).data() == expected
         finally:
             base.close()
+
+
+def test_base_ref_compares_with_the_committed_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "flink-ha", repo / "flink-ha")
+    policy = repo / "flink-ha" / "policy.fr"
+    policy.write_text(policy.read_text().replace("  workload anti-affinity by karmada.io/group\n", ""))
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    shutil.copy(EXAMPLES / "flink-ha" / "policy.fr", policy)  # the change adds the anti-affinity back
+    monkeypatch.chdir(repo)
+    args = ["resilience", "flink-ha/policy.fr", "--facts", "flink-ha/facts", "--workers", "1", "--base-ref", "HEAD"]
+    result = CliRunner().invoke(main, [*args, "-o", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "- if **member3** fails (no-execute): 1 more workload unschedulable: streaming/orders-c" in result.output

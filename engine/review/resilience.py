@@ -387,11 +387,20 @@ def _on_pool(job: Sweep, plan: Sequence[Scenario], count: int, progress: Callabl
     from concurrent.futures import ProcessPoolExecutor
 
     chunks = _chunks(plan, count * 4)
-    # spawn: a fresh interpreter per worker (durable-rules' engine state is not shared across a fork)
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_start_worker, initargs=(job,)) as pool:
-        futures = [pool.submit(_run_pool_chunk, [plan[i] for i in chunk]) for chunk in chunks]
-        return _in_order(plan, chunks, (f.result() for f in futures), progress)
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    if forking:
+        # the base is built here once, and each forked worker starts with a copy of it (the compiled
+        # program and durable-rules' engine state included: fleetrules' host runs no threads, so nothing is
+        # mid-call at the fork); elsewhere each spawned worker compiles and builds its own
+        _base(job)
+    context = multiprocessing.get_context("fork" if forking else "spawn")
+    try:
+        with ProcessPoolExecutor(count, mp_context=context, initializer=_start_worker, initargs=(job,)) as pool:
+            futures = [pool.submit(_run_pool_chunk, [plan[i] for i in chunk]) for chunk in chunks]
+            return _in_order(plan, chunks, (f.result() for f in futures), progress)
+    finally:
+        if forking:
+            _BASES.pop(job.key).close()
 
 
 def _on_dask(
