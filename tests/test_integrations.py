@@ -4,6 +4,7 @@ here against a repository laid out as the workflow expects (not on GitHub itself
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = yaml.safe_load((ROOT / "examples" / "ci" / "fleetrules.yml").read_text())
 
 
-def sh(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+def sh(command: str, cwd: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"} | (extra or {})
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -38,43 +39,84 @@ def policy_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def steps() -> dict[str, str]:
-    job = WORKFLOW["jobs"]["review"]
-    return {
-        s["name"]: s["run"].replace("${{ github.base_ref }}", "main")
-        for s in job["steps"]
-        if "name" in s and "run" in s
-    }
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+_EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
+
+
+def _uses() -> dict[str, str]:
+    """The inputs the workflow gives the action (its `with:`)."""
+    (step,) = [s for s in WORKFLOW["jobs"]["review"]["steps"] if s.get("uses", "").endswith("/fleetrules@main")]
+    return {k: str(v) for k, v in step.get("with", {}).items()}
+
+
+def run_action(repo: Path, **given: str) -> dict[str, dict[str, str]]:
+    """The action's shell steps, run in order as GitHub runs a composite action (not the install step: the
+    package is installed here already; not the steps that use other actions): expressions substituted,
+    `if:` conditions on inputs honoured, step outputs collected from $GITHUB_OUTPUT. Returns each step's
+    outputs, and its exit code as `exit`."""
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()} | given
+    outputs: dict[str, dict[str, str]] = {}
+
+    def value(expression: str) -> str:
+        if expression.startswith("inputs."):
+            return inputs[expression.removeprefix("inputs.")]
+        if expression.startswith("steps."):
+            _, step, _, name = expression.split(".")
+            return outputs.get(step, {}).get(name, "")
+        return {"github.base_ref": "main", "github.action_path": str(ROOT)}[expression]
+
+    for step in ACTION["runs"]["steps"]:
+        if "run" not in step or step["id"] == "install":
+            continue
+        condition = step.get("if")
+        if condition:
+            name, expected = re.fullmatch(r"inputs\.([\w-]+) == '(\w+)'", condition).groups()  # type: ignore[union-attr]
+            if inputs[name] != expected:
+                continue
+        command = _EXPRESSION.sub(lambda m: value(m.group(1)), step["run"])
+        output = repo / f".output-{step['id']}"
+        output.write_text("")
+        env = {"GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(repo)}
+        done = sh(command, repo, env)
+        outputs[step["id"]] = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+        outputs[step["id"]]["exit"] = str(done.returncode)
+        outputs[step["id"]]["stdout"] = done.stdout
+    return outputs
 
 
 def test_workflow_shape() -> None:
     triggers = WORKFLOW.get("on", WORKFLOW.get(True))  # YAML 1.1 reads the key `on` as true
     assert triggers["pull_request"]["paths"] == ["policies/**", "facts/**"]
-    assert set(steps()) == {"check", "test", "diff"}
+    assert set(_uses()) <= set(ACTION["inputs"])  # the workflow gives the action only inputs it has
+    assert ACTION["runs"]["using"] == "composite"
+    (install,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == "install"]
+    assert '"${{ github.action_path }}"' in install["run"]  # what this repository provides, not PyPI
 
 
 def test_workflow_commands_on_a_pull_request(tmp_path: Path) -> None:
     repo = policy_repo(tmp_path)
-    run = steps()
-    check = sh(run["check"], repo)
-    assert check.returncode == 0, check.stdout + check.stderr
-    test = sh(run["test"], repo)
-    assert test.returncode == 1  # the tightened rules break expectations of the old tests
-    suite = ElementTree.parse(repo / "fleetrules-junit.xml").getroot()
+    out = run_action(repo, **_uses())
+    assert out["check"]["code"] == "0", out["check"]
+    assert out["test"]["code"] == "1"  # the tightened rules break expectations of the old tests
+    suite = ElementTree.parse(out["test"]["junit"]).getroot()
     assert (suite.get("tests"), suite.get("failures")) == ("3", "2")
-    diff = sh(run["diff"], repo)
-    assert diff.returncode == 1  # --fail-on unschedulable: orders-c loses its cluster
-    comment = (repo / "placement-diff.md").read_text()
+    assert out["diff"]["code"] == "1"  # --fail-on unschedulable: orders-c loses its cluster
+    comment = Path(out["diff"]["review"]).read_text()
     assert comment.startswith("### fleetrules: placement changes\n\n**1 binding moved, 1 newly unschedulable")
     assert "`streaming/orders-c-flinkdeployment` | member3 | unschedulable ⚠️" in comment
+    assert out["resilience"]["code"] == "1"  # the workflow asks for resilience: a failure now strands orders-c
+    assert "**Resilience**:" in comment and "more workload unschedulable" in comment
+    assert out["verdict"]["failed"] == "test,diff,resilience" and out["verdict"]["exit"] == "1"
+    quiet = run_action(policy_repo(tmp_path / "again"), resilience="false")
+    assert "resilience" not in quiet and quiet["verdict"]["failed"] == "test,diff"
 
 
 def test_check_annotates_problems_for_github(tmp_path: Path) -> None:
     repo = policy_repo(tmp_path)
     (repo / "policies" / "flink-ha.fr").write_text("policy p {\n  select { kind A }\n  tolerat x\n}\n")
-    check = sh(steps()["check"], repo)
-    assert check.returncode == 1
-    assert check.stdout.startswith(
+    check = run_action(repo)["check"]
+    assert check["code"] == "1"
+    assert check["stdout"].startswith(
         "::error file=policies/flink-ha.fr,line=3,col=3,endColumn=10::unknown keyword 'tolerat'"
     )
 
