@@ -52,7 +52,12 @@ failover_stmts = st.one_of(
 )
 policy_stmts = st.one_of(
     st.builds(ast.Select, st.lists(select_stmts, max_size=4).map(tuple)),
-    st.builds(ast.ClusterAffinity, st.none() | words, st.lists(cluster_stmts, max_size=4).map(tuple)),
+    st.builds(
+        ast.ClusterAffinity,
+        st.none() | words,
+        st.lists(cluster_stmts, max_size=4).map(tuple),
+        st.lists(st.builds(ast.Overflow, words, st.lists(cluster_stmts, max_size=2).map(tuple)), max_size=2).map(tuple),
+    ),
     st.builds(ast.Toleration, st.none() | words, st.none() | words, st.none() | words, st.none() | durations),
     st.builds(ast.WorkloadTerm, st.booleans(), st.booleans(), words, st.none() | numbers, st.none() | words),
     st.builds(ast.Spread, words, st.none() | numbers, st.none() | numbers),

@@ -130,6 +130,7 @@ class _Checker:
             if not -(2**31) <= priority.value.value <= INT32_MAX:
                 self.err("priority must fit a 32-bit integer (spec.priority is an int32)", priority.span)
         self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
+        self.overflow(policy)
         seen_tolerations: set[ast.Toleration] = set()
         for stmt in policy.statements:
             if isinstance(stmt, ast.Toleration):
@@ -219,6 +220,39 @@ class _Checker:
                     self.err("an affinity term name must be no more than 32 characters", term.name.span)
                 self.label_key(term.name, "affinity term name")
             self.cluster_affinity(term)
+
+    def overflow(self, policy: ast.Policy) -> None:
+        """ValidatePlacement and ValidateOverflowAffinities (pkg/util/validation/validation.go)."""
+        replicas = next((s for s in policy.statements if isinstance(s, ast.Replicas)), None)
+        allowed = replicas is not None and (
+            replicas.mode.value == "aggregated"
+            or (replicas.mode.value == "divided" and replicas.by is not None and replicas.by.value == "available")
+        )
+        for term in (s for s in policy.statements if isinstance(s, ast.ClusterAffinity) and s.overflow):
+            first = term.overflow[0].span
+            if term.name is None:
+                self.err("overflow groups belong to a named clusters block (a clusterAffinities term)", first)
+                continue
+            if not term.statements:
+                self.err("overflowAffinities can only be used together with the inline ClusterAffinity", first)
+            if not allowed:
+                message = (
+                    "overflowAffinities can only be used together with dynamic weight or aggregated scheduling "
+                    "(replicas divided by available, or replicas aggregated)"
+                )
+                self.err(message, first)
+            names = {term.name.value}
+            for group in term.overflow:
+                self.label_key(group.name, "overflow affinity name")
+                if len(group.name.value) > 32:
+                    self.err("an overflow affinity name must be no more than 32 characters", group.name.span)
+                if group.name.value in names:
+                    message = (
+                        "overflow affinity name must be unique and must not duplicate the primary group's affinityName"
+                    )
+                    self.err(message, group.name.span)
+                names.add(group.name.value)
+                self.cluster_affinity(ast.ClusterAffinity(None, group.statements, span=group.span))
 
     def cluster_affinity(self, term: ast.ClusterAffinity) -> None:
         seen: set[ast.ClusterField] = set()

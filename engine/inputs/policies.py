@@ -195,11 +195,19 @@ class _Converter:
         return out
 
     def cluster_affinity(self, raw: dict[str, Any], name: ast.Word | None, path: str) -> ast.ClusterAffinity:
-        self.known(
-            raw,
-            {"clusterNames", "exclude", "labelSelector", "fieldSelector", "affinityName", "overflowAffinities"},
-            path,
-        )
+        """A ClusterAffinity; with a ``name``, a ClusterAffinityTerm (affinityName, overflowAffinities)."""
+        fields = {"clusterNames", "exclude", "labelSelector", "fieldSelector"}
+        self.known(raw, fields | ({"affinityName", "overflowAffinities"} if name is not None else set()), path)
+        overflow = []
+        for i, item in enumerate(self.sequence(raw.get("overflowAffinities") or [], raw, f"{path}.overflowAffinities")):
+            where = f"{path}.overflowAffinities[{i}]"
+            group = self.mapping(item, raw, where)
+            self.known(group, fields | {"affinityName"}, where)
+            group_name = self.word(group.get("affinityName"), group, f"{where}.affinityName")
+            overflow.append(ast.Overflow(group_name, self.cluster_statements(group, where), span=self.span(group)))
+        return ast.ClusterAffinity(name, self.cluster_statements(raw, path), tuple(overflow), span=self.span(raw))
+
+    def cluster_statements(self, raw: dict[str, Any], path: str) -> tuple[ast.ClusterStmt, ...]:
         stmts: list[ast.ClusterStmt] = []
         if raw.get("clusterNames"):
             stmts.append(
@@ -231,13 +239,7 @@ class _Converter:
                     ast.ClusterField.FIELDS, ast.Selector(tuple(reqs), span=self.span(fs)), span=self.span(fs)
                 )
             )
-        if raw.get("overflowAffinities"):
-            self.warn(
-                raw,
-                f"{path}.overflowAffinities",
-                "overflowAffinities are not evaluated yet: only the term's own clusters are used",
-            )
-        return ast.ClusterAffinity(name, tuple(stmts), span=self.span(raw))
+        return tuple(stmts)
 
     # ------------------------------------------------------------ the policy
     def policy(self, obj: dict[str, Any]) -> list[ast.Policy]:

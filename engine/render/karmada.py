@@ -159,6 +159,10 @@ class _Writer:
                     placement["clusterAffinity"] = self.affinity(s.statements)
                 else:
                     term = {"affinityName": s.name.value, **self.affinity(s.statements)}
+                    if s.overflow:
+                        term["overflowAffinities"] = [
+                            {"affinityName": o.name.value, **self.affinity(o.statements)} for o in s.overflow
+                        ]
                     placement.setdefault("clusterAffinities", []).append(term)
             elif isinstance(s, ast.Toleration):
                 placement.setdefault("clusterTolerations", []).append(_toleration(s))

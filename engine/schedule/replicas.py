@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import heapq
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from engine.inputs.facts import Cluster, Resources, TargetCluster
@@ -277,3 +277,29 @@ def assign(
     else:
         result = _dynamic(strategy, candidates, request)
     return {name: n for name, n in sorted(result.items()) if n > 0}
+
+
+def assign_overflow(
+    strategy: Strategy, candidates: Sequence[Candidate], request: Request, weights: Weights = None
+) -> dict[str, int]:
+    """assignWorkloadReplicas with overflow (pkg/scheduler/core/common.go): the clusters by overflow tier, the
+    term's own first; each tier takes as many of the remaining replicas as it has available (the binding's
+    own replicas there included) and divides them as ``assign`` does; replicas left after the last tier are
+    an Unschedulable error. A scale-down so empties the last tiers first."""
+    if not request.workload:
+        return assign(strategy, candidates, request, weights)
+    tiers: dict[int, list[Candidate]] = {}
+    for c in candidates:
+        tiers.setdefault(c.overflow, []).append(c)
+    out: dict[str, int] = {}
+    remaining = request.replicas
+    for tier in sorted(tiers):
+        members = tiers[tier]
+        share = min(remaining, sum(c.available for c in members))
+        out |= assign(strategy, members, replace(request, replicas=share), weights)
+        remaining -= share
+        if remaining <= 0:
+            break
+    if remaining > 0:
+        raise Unschedulable("Clusters available replicas are not enough to schedule.")
+    return dict(sorted(out.items()))

@@ -26,8 +26,18 @@ from engine.errors import Diagnostic, warning
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.results import Placement, Reason
 from engine.schedule.explain import Explainer, Lazy
+from engine.schedule.matching import cluster_matches
 from engine.schedule.plan import Plan, plan_of
-from engine.schedule.replicas import MAX_INT32, Candidate, Request, SchedulingError, Strategy, assign, estimate
+from engine.schedule.replicas import (
+    MAX_INT32,
+    Candidate,
+    Request,
+    SchedulingError,
+    Strategy,
+    assign,
+    assign_overflow,
+    estimate,
+)
 from engine.schedule.reschedule import Trigger, reschedule_required, trigger
 from engine.schedule.selection import select_policy
 from engine.schedule.spread import SelectError, cluster_count, select
@@ -63,7 +73,8 @@ class Scheduler:
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self._reasons: dict[Decision, Reason] = {}
-        self._shared_cache: dict[tuple[str, str | None], _Shared] = {}
+        self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
+        self._terms: dict[tuple[str, str], ast.ClusterAffinity | None] = {}
         self._plans: dict[str, Plan] = {}
         self._estimates: dict[tuple[int, Any], dict[str, int]] = {}
         self._uniformity: dict[tuple[int, Any], bool] = {}
@@ -211,15 +222,25 @@ class Scheduler:
             self._reasons[decision] = reason
         return reason
 
-    def _shared(self, policy: str, term: str | None) -> _Shared:
+    def _shared(self, policy: str, term: str | None, workload: bool = True) -> _Shared:
         """The decisions of the policy's scoped rules for one clusterAffinities term, as they apply to a
-        binding with no decisions of its own and no exemption: computed once per policy, not per binding."""
+        binding with no decisions of its own and no exemption: computed once per policy, not per binding.
+        For a workload, a cluster of one of the term's overflow groups passes the ClusterAffinity filter
+        (plugins/clusteraffinity: overflow applies to workloads only)."""
         scope = self.scope_ids[policy]
         revision = self.session.revision(scope)
-        cached = self._shared_cache.get((policy, term))
+        cached = self._shared_cache.get((policy, term, workload))
         if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
             return cached
         decisions = [d for d in self.session.decisions(scope) if self._counts(d, term)]
+        overflow = self._overflow(policy, term) if workload else ()
+        if overflow:
+            rescued = {
+                c for c in self.candidates if any(cluster_matches(self.clusters[c], o.statements) for o in overflow)
+            }
+            decisions = [
+                d for d in decisions if not (self.compiled.rules[d.rule].term == term and d.cluster in rescued)
+            ]
         by_cluster: dict[str, list[Decision]] = defaultdict(list)
         for d in decisions:
             if d.kind is DecisionKind.REJECT:
@@ -238,8 +259,36 @@ class Scheduler:
             exemptable=[d for d in decisions if d.exempt],
             prefers=any(d.kind is DecisionKind.PREFER for d in decisions),
         )
-        self._shared_cache[(policy, term)] = shared
+        self._shared_cache[(policy, term, workload)] = shared
         return shared
+
+    def _overflow(self, policy: str, term: str | None) -> tuple[ast.Overflow, ...]:
+        """The overflow groups of the policy's clusterAffinities term ``term`` (enableOverflow)."""
+        if term is None:
+            return ()
+        found = self._terms.get((policy, term))
+        if found is None:
+            terms = [s for s in self.policies[policy].statements if isinstance(s, ast.ClusterAffinity)]
+            found = next((t for t in terms if t.name is not None and t.name.value == term), None)
+            self._terms[(policy, term)] = found
+        return found.overflow if found is not None else ()
+
+    def _overflow_order(self, policy: str, term: str | None) -> Callable[[str], int] | None:
+        """getClusterOverflowOrder: 0 for a cluster of the term's own clusters, i for the i-th overflow group
+        that holds it first, 1000 otherwise; None when the term has no overflow groups."""
+        overflow = self._overflow(policy, term)
+        if not overflow or term is None:
+            return None
+        primary = self._terms[(policy, term)]
+        assert primary is not None
+
+        def order(name: str) -> int:
+            cluster = self.clusters[name]
+            if cluster_matches(cluster, primary.statements):
+                return 0
+            return next((i for i, o in enumerate(overflow, 1) if cluster_matches(cluster, o.statements)), 1000)
+
+        return order
 
     def _counts(self, decision: Decision, term: str | None) -> bool:
         """A decision counts for a term if its rule belongs to no clusterAffinities term or to this one."""
@@ -320,14 +369,15 @@ class Scheduler:
 
     def _attempt(self, binding: Binding, plan: Plan, term: str | None, own: list[Decision]) -> _Attempt:
         """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule)."""
-        shared = self._shared(self.binding_policy[binding.key].name.value, term)  # type: ignore[union-attr]
+        policy = self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
+        workload = binding.replicas > 0 or binding.requirements is not None
+        shared = self._shared(policy, term, workload)
         rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
         scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
         attempt = _Attempt(term, feasible, scores, rejected, applied)
         if not feasible:
             attempt.error, attempt.fit_error = fit_error(len(self.clusters), rejected), True
             return attempt
-        workload = binding.replicas > 0 or binding.requirements is not None
         if plan.strategy is Strategy.DUPLICATED and not (plan.spreads and not plan.ignore_spread):
             # the common case, without building per-cluster structures: every feasible cluster
             if workload and binding.replicas == 0:
@@ -337,11 +387,15 @@ class Scheduler:
             return attempt
         request = Request(binding.replicas, workload, binding.clusters, binding.uid, reschedule_required(binding))
         try:
+            order = self._overflow_order(policy, term)
             if plan.duplicated and set(plan.spreads) == {"cluster"}:
                 chosen = self._first_clusters(binding, plan, feasible, scores)
             else:
-                chosen = self._choose(binding, plan, shared, feasible, scores)
-            targets = assign(plan.strategy, chosen, request, plan.weights)
+                chosen = self._choose(binding, plan, shared, feasible, scores, order)
+            if order is None:
+                targets = assign(plan.strategy, chosen, request, plan.weights)
+            else:
+                targets = assign_overflow(plan.strategy, chosen, request, plan.weights)
         except SelectError as exc:
             attempt.error = f"failed to select clusters: {exc}"
             return attempt
@@ -371,7 +425,13 @@ class Scheduler:
         return self._candidates(binding, chosen, scores, plan)
 
     def _choose(
-        self, binding: Binding, plan: Plan, shared: _Shared, feasible: Subset, scores: Mapping[str, int]
+        self,
+        binding: Binding,
+        plan: Plan,
+        shared: _Shared,
+        feasible: Subset,
+        scores: Mapping[str, int],
+        order: Callable[[str], int] | None = None,
     ) -> list[Candidate]:
         """The select stage (spread.select) over the feasible clusters as candidates. A binding with no
         clusters yet, on the policy's shared feasible set and scores, chooses as every such binding with
@@ -381,22 +441,29 @@ class Scheduler:
         key = (_request_key(binding), binding.replicas, id(plan))
         if fresh and key in shared.selections:
             return list(shared.selections[key])
-        candidates = self._candidates(binding, feasible, scores, plan)
+        candidates = self._candidates(binding, feasible, scores, plan, order)
         chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
         if fresh:
             shared.selections[key] = list(chosen)
         return chosen
 
     def _candidates(
-        self, binding: Binding, names: Iterable[str], scores: Mapping[str, int], plan: Plan
+        self,
+        binding: Binding,
+        names: Iterable[str],
+        scores: Mapping[str, int],
+        plan: Plan,
+        order: Callable[[str], int] | None = None,
     ) -> list[Candidate]:
-        """ClusterDetailInfo for each feasible cluster: score, and available replicas where they count."""
+        """ClusterDetailInfo for each feasible cluster: score, available replicas where they count, and the
+        overflow tier where the term has overflow groups."""
         assigned = binding.replicas_by_cluster
         available = self._estimator(binding) if plan.needs_estimates else lambda _name: MAX_INT32
         out = []
         for name in names:
             n = available(name)
-            out.append(Candidate(self.clusters[name], scores[name], n + assigned.get(name, 0), n))
+            tier = order(name) if order is not None else 0
+            out.append(Candidate(self.clusters[name], scores[name], n + assigned.get(name, 0), n, tier))
         return out
 
     def _uniform(self, binding: Binding) -> bool:

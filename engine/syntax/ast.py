@@ -122,11 +122,21 @@ ClusterStmt = ClusterList | ClusterSelector
 
 
 @dataclass(frozen=True)
+class Overflow(Node):
+    """``overflow NAME { … }`` inside a named clusters block: one of the term's overflowAffinities, a group
+    of clusters the scheduler adds, in order, when the term's own clusters cannot hold the replicas."""
+
+    name: Word
+    statements: tuple[ClusterStmt, ...]
+
+
+@dataclass(frozen=True)
 class ClusterAffinity(Node):
     """``clusters { … }`` is placement.clusterAffinity; ``clusters NAME { … }`` one ordered term."""
 
     name: Word | None
     statements: tuple[ClusterStmt, ...]
+    overflow: tuple[Overflow, ...] = ()
 
     def values(self, which: ClusterField) -> tuple[Word, ...]:
         return tuple(w for s in self.statements if isinstance(s, ClusterList) and s.field is which for w in s.values)

@@ -252,7 +252,10 @@ class _Printer:
             self.block("select", node, node.statements, depth)
         elif isinstance(node, ast.ClusterAffinity):
             head = "clusters" if node.name is None else f"clusters {word(node.name)}"
-            self.block(head, node, node.statements, depth)
+            children = sorted((*node.statements, *node.overflow), key=lambda n: (n.span.line, n.span.column))
+            self.block(head, node, children, depth)
+        elif isinstance(node, ast.Overflow):
+            self.block(f"overflow {word(node.name)}", node, node.statements, depth)
         elif isinstance(node, ast.Failover):
             self.block(f"failover {word(node.kind)}", node, node.statements, depth)
         elif isinstance(node, ast.Rule):

@@ -315,7 +315,12 @@ class _ToAst(Transformer[Token, Any]):
         return self._req(ast.Op.DOES_NOT_EXIST, meta, c[0])
 
     def cluster_affinity(self, meta: Any, c: list[Any]) -> ast.ClusterAffinity:
-        return ast.ClusterAffinity(c[0], tuple(c[1:]), span=self._span(meta))
+        statements = tuple(s for s in c[1:] if not isinstance(s, ast.Overflow))
+        overflow = tuple(s for s in c[1:] if isinstance(s, ast.Overflow))
+        return ast.ClusterAffinity(c[0], statements, overflow, span=self._span(meta))
+
+    def overflow(self, meta: Any, c: list[Any]) -> ast.Overflow:
+        return ast.Overflow(c[0], tuple(c[1:]), span=self._span(meta))
 
     def cluster_names(self, meta: Any, c: list[Any]) -> ast.ClusterList:
         return ast.ClusterList(ast.ClusterField.NAMES, c[0], span=self._span(meta))
