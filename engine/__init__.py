@@ -6,6 +6,24 @@
 The public surface is re-exported here; everything else is private to the package.
 """
 
+import sys
+
+
+def unsupported_python(version: tuple[int, ...]) -> str | None:
+    """Why fleetrules cannot run on this Python (pyproject's requires-python), or None."""
+    if (3, 11) <= version[:2] < (3, 13):
+        return None
+    found = ".".join(str(n) for n in version[:3])
+    return (
+        f"fleetrules needs Python 3.11 or 3.12, not {found}: durable-rules 2.0.28, its rule engine, does not "
+        "build or import on other versions (shared/spec/durable-rules-notes.md). Create the environment with "
+        "one of them, e.g. `python3.12 -m venv .venv`."
+    )
+
+
+if (_why := unsupported_python(sys.version_info[:3])) is not None:  # before durable-rules fails obscurely
+    raise ImportError(_why)
+
 from engine.check.rules import load_rules
 from engine.check.semantic import check
 from engine.errors import Diagnostic, FactError, FleetrulesError, RuleError, Severity, Span, UsageError

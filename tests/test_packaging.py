@@ -71,3 +71,26 @@ def test_the_public_api_imports_outside_the_repository(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().endswith("engine/__init__.py")
+
+
+def test_an_unsupported_python_is_named_before_durable_rules_fails() -> None:
+    from engine import unsupported_python
+
+    assert unsupported_python((3, 11, 7)) is None and unsupported_python((3, 12, 0)) is None
+    for version in ((3, 13, 0), (3, 10, 14)):
+        message = unsupported_python(version)
+        assert message is not None and message.startswith(f"fleetrules needs Python 3.11 or 3.12, not {version[0]}.")
+    # the bounds are pyproject's requires-python
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'requires-python = ">=3.11,<3.13"' in text
+
+
+def test_the_container_image_installs_the_package_from_this_tree() -> None:
+    """The Dockerfile is not built by the tests (no Docker daemon in CI): its parts are checked instead."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "FROM python:3.12-slim" in dockerfile  # within requires-python
+    for path in ("pyproject.toml", "engine", "grammar", "rules"):
+        assert f"COPY {path}" in dockerfile and (ROOT / path).exists()
+    assert 'ENTRYPOINT ["fleetrules"]' in dockerfile
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "engine" not in ignored and "grammar" not in ignored and "rules" not in ignored
