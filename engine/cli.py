@@ -686,6 +686,15 @@ def test_command(paths: Sequence[str], output_format: str) -> None:
         sys.exit(EXIT_PROBLEMS)
 
 
+@main.command()
+def lsp() -> None:
+    """Serve the language server for editors (LSP over standard input and output): diagnostics, formatting,
+    hover, go to definition."""
+    from engine.lsp import serve
+
+    serve()
+
+
 def kubectl_main() -> None:
     """The kubectl plugin (`kubectl fleetrules …`): the same commands, named as kubectl users type them."""
     main(prog_name="kubectl fleetrules")

@@ -29,6 +29,7 @@ LAYERS = (
     ("engine.review",),
     ("engine.render",),
     ("engine",),  # the public API, engine/__init__.py
+    ("engine.lsp",),  # the language server, started by `fleetrules lsp`
     ("engine.cli",),
     ("engine.__main__",),
 )

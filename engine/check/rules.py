@@ -3,7 +3,7 @@ know that every rule can run on the backend."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files as files_of
 from pathlib import Path
@@ -38,10 +38,12 @@ def load_rule_set(
     extra: Sequence[ast.File] = (),
     version: str = KARMADA_VERSION,
     strict: bool = False,
+    overrides: Mapping[Path, str] | None = None,
 ) -> tuple[RuleSet, list[Diagnostic]]:
     """Read and check every rule file under ``paths`` for Karmada ``version`` (``strict``: fleetrules'
-    extensions are errors); returns the rule set and all diagnostics."""
-    read, sources, diagnostics = read_rule_files(paths)
+    extensions are errors; ``overrides``: the text of files as an editor holds them); returns the rule set
+    and all diagnostics."""
+    read, sources, diagnostics = read_rule_files(paths, overrides)
     files = (*extra, *read)
     diagnostics += check(files, version, strict)
     if not any(d.is_error for d in diagnostics):

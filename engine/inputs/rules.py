@@ -8,7 +8,7 @@ each file is read once, and cycles, missing files and oversized files are errors
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,9 +45,10 @@ class RuleSet:
 
 
 class _Loader:
-    def __init__(self, roots: Sequence[Path] = ()) -> None:
+    def __init__(self, roots: Sequence[Path] = (), overrides: Mapping[Path, str] | None = None) -> None:
         # includes stay below these: the directories given (a file's own directory) and the working directory
         self.roots = tuple(roots)
+        self.overrides = {p.resolve(): text for p, text in (overrides or {}).items()}  # text not yet on disk
         self.files: dict[Path, ast.File | None] = {}
         self.order: list[ast.File] = []
         self.sources: dict[str, str] = {}
@@ -74,7 +75,7 @@ class _Loader:
             self._over(f"the rule set has more than {MAX_FILES:,} files", at, shown)
             return
         self.files[key] = None
-        text = read_source(path, shown, self.diagnostics, at)
+        text = self.overrides[key] if key in self.overrides else read_source(path, shown, self.diagnostics, at)
         if text is None:
             return
         self.total_bytes += len(text.encode("utf-8"))
@@ -135,11 +136,14 @@ class _Loader:
         return target
 
 
-def read_rule_files(paths: Paths) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
-    """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems."""
+def read_rule_files(
+    paths: Paths, overrides: Mapping[Path, str] | None = None
+) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
+    """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems.
+    ``overrides``: the text of some files as an editor holds it, instead of what is on disk."""
     given = [Path(p) for p in path_list(paths)]
     roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in given]
-    loader = _Loader([*roots, Path.cwd().resolve()])
+    loader = _Loader([*roots, Path.cwd().resolve()], overrides)
     for path in expand(given):
         loader.load(path)
     return tuple(loader.order), loader.sources, loader.diagnostics
