@@ -46,6 +46,7 @@ from engine.render.resilience import to_markdown as resilience_markdown
 from engine.render.resilience import to_sarif as resilience_sarif
 from engine.render.resilience import to_text as resilience_text
 from engine.render.results import explain_text, to_json, to_text, to_yaml
+from engine.render.sarif import check_sarif, diff_sarif, test_sarif
 from engine.render.tests import junit
 from engine.render.tests import text as test_text
 from engine.render.timeline import timeline_text
@@ -214,7 +215,11 @@ def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option(
-    "--format", "output_format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "github", "sarif"]),
+    default="text",
+    show_default=True,
 )
 @_KARMADA_VERSION
 @click.option(
@@ -233,6 +238,8 @@ def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> Non
     elif output_format == "github":
         for d in diagnostics:
             _say(_github_annotation(d))
+    elif output_format == "sarif":
+        _say(check_sarif(diagnostics, _package_version()), nl=False)
     else:
         for d in diagnostics:
             _say(render(d, rule_set.sources))
@@ -518,7 +525,9 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 @_FACTS
 @_NOW
 @_RESCHEDULE
-@click.option("-o", "--output", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json", "markdown", "sarif"]), default="text", show_default=True
+)
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
 @_CONTROLLER
@@ -550,7 +559,10 @@ def diff_command(
         old = evaluate(_rules(old_paths), loaded, when, reschedule == "all", _controller_flags(), _reference())
     new = evaluate(_rules(head), loaded, when, reschedule == "all", _controller_flags(), _reference())
     result = compare(old, new, threshold)
-    text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
+    if output == "sarif":
+        text = diff_sarif(result, gates, _package_version())
+    else:
+        text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
     if base_ref:
         text = text.replace(f"{tmp}/", f"{base_ref}:")
     _say(text, nl=False)
@@ -673,7 +685,9 @@ def _package_version() -> str:
 
 @main.command("test")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "output_format", type=click.Choice(["text", "junit"]), default="text", show_default=True)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "junit", "sarif"]), default="text", show_default=True
+)
 @_KARMADA_VERSION
 @_guarded
 def test_command(paths: Sequence[str], output_format: str) -> None:
@@ -681,7 +695,10 @@ def test_command(paths: Sequence[str], output_format: str) -> None:
     report = run_tests(paths or ["."], _version())
     if not report.outcomes:
         raise UsageError(f"no test files (*{TEST_SUFFIX}) found")
-    _say(junit(report) if output_format == "junit" else test_text(report), nl=False)
+    if output_format == "sarif":
+        _say(test_sarif(report, _package_version()), nl=False)
+    else:
+        _say(junit(report) if output_format == "junit" else test_text(report), nl=False)
     if report.failed:
         sys.exit(EXIT_PROBLEMS)
 

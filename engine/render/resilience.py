@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
 
+from engine.render.sarif import Finding, log
 from engine.review.resilience import FAILURES, Change, Impact, ranked
 
-TOOL_URI = "https://github.com/fleetrules/fleetrules"
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _COLUMNS = ("scenario", "failure", "unschedulable", "spread lost", "state lost", "replicas lost", "evicted", "moved")
 
 
@@ -100,52 +98,29 @@ _RULES = {
 }
 
 
-def _location(source: str) -> dict[str, Any]:
-    path, _, line = source.rpartition(":")
-    region = {"startLine": int(line)} if line.isdigit() and int(line) > 0 else {}
-    return {"physicalLocation": {"artifactLocation": {"uri": path or source}, **({"region": region} if region else {})}}
-
-
-def _result(rule: str, level: str, text: str, i: Impact, subjects: Sequence[str]) -> dict[str, Any]:
-    fingerprint = hashlib.sha256("\0".join([rule, i.scenario.failure, i.scenario.name, *subjects]).encode()).hexdigest()
-    result: dict[str, Any] = {
-        "ruleId": rule,
-        "level": level,
-        "message": {"text": text},
-        "partialFingerprints": {"fleetrules/v1": fingerprint},
-        "properties": {"scenario": i.scenario.name, "failure": i.scenario.failure, "bindings": list(subjects)},
-    }
-    if i.sources:
-        result["locations"] = [_location(s) for s in i.sources]
-    return result
-
-
 def to_sarif(impacts: Sequence[Impact], version: str) -> str:
-    results = []
+    findings = []
     for i in ranked(impacts):
         what = f"if {i.scenario.name} {FAILURES[i.scenario.failure]}"
-        if i.unschedulable:
-            text = f"{what}, {_plural(len(i.unschedulable), 'workload')} left unschedulable: {_list(i.unschedulable)}"
-            results.append(_result("resilience/unschedulable", "error", text, i, i.unschedulable))
-        if i.spread_lost:
-            text = f"{what}, anti-affinity groups run on fewer clusters: {_list(i.spread_lost)}"
-            results.append(_result("resilience/spread-lost", "warning", text, i, i.spread_lost))
-        if i.state_lost:
-            bindings = [b for b, _ in i.state_lost]
-            text = f"{what}, state preservation fails for {_list(bindings)}"
-            results.append(_result("resilience/state-lost", "warning", text, i, bindings))
-    run = {
-        "tool": {
-            "driver": {
-                "name": "fleetrules",
-                "version": version,
-                "informationUri": TOOL_URI,
-                "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in _RULES.items()],
-            }
-        },
-        "results": results,
-    }
-    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+        scenario = {"scenario": i.scenario.name, "failure": i.scenario.failure}
+        for rule, level, subjects, text in (
+            ("resilience/unschedulable", "error", i.unschedulable,
+             f"{_plural(len(i.unschedulable), 'workload')} left unschedulable"),
+            ("resilience/spread-lost", "warning", i.spread_lost, "anti-affinity groups run on fewer clusters"),
+            ("resilience/state-lost", "warning", tuple(b for b, _ in i.state_lost), "state preservation fails for"),
+        ):  # fmt: skip
+            if subjects:
+                findings.append(
+                    Finding(
+                        rule,
+                        level,
+                        f"{what}, {text}: {_list(list(subjects))}",
+                        i.sources,
+                        (i.scenario.failure, i.scenario.name, *subjects),
+                        {**scenario, "bindings": list(subjects)},
+                    )
+                )
+    return log(_RULES, findings, version)
 
 
 _WORDS = {

@@ -1,0 +1,103 @@
+"""SARIF 2.1.0 from check, test, diff and resilience: valid logs (sarif-pydantic's model of SARIF 2.1.0 and
+the invariants GitHub code scanning relies on), findings at their source, stable fingerprints."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sarif_pydantic import Sarif
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def _valid(text: str) -> dict[str, Any]:
+    """A SARIF 2.1.0 log: the typed model accepts it, and what the model leaves open holds too."""
+    log: dict[str, Any] = json.loads(text)
+    Sarif.model_validate(log)
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert len(set(rules)) == len(rules)
+    for result in run["results"]:
+        assert result["level"] in ("error", "warning", "note", "none")
+        assert rules[result["ruleIndex"]] == result["ruleId"]
+        assert result["message"]["text"]
+        for location in result.get("locations", []):
+            physical = location["physicalLocation"]
+            assert physical["artifactLocation"]["uri"]
+            region = physical.get("region", {})
+            assert region.get("startLine", 1) >= 1 and region.get("startColumn", 1) >= 1
+    fingerprints = [r["partialFingerprints"]["fleetrules/v1"] for r in run["results"]]
+    assert len(set(fingerprints)) == len(fingerprints)
+    return log
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout
+
+
+def test_check(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.fr"
+    bad.write_text("policy p {\n  select { kind Deployment }\n  tolerat x\n}\n")
+    code, out = _run("check", "--format", "sarif", str(bad))
+    assert code == 1
+    (result,) = _valid(out)["runs"][0]["results"]
+    assert result["ruleId"] == "check/error" and result["message"]["text"].startswith("unknown keyword 'tolerat'")
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (3, 3)
+    # the fingerprint ignores where the problem moved to: a line added above keeps it
+    bad.write_text("# a comment\n" + bad.read_text())
+    moved = _valid(_run("check", "--format", "sarif", str(bad))[1])["runs"][0]["results"][0]
+    assert moved["partialFingerprints"] == result["partialFingerprints"]
+    clean = _valid(_run("check", "--format", "sarif", str(EXAMPLES / "flink-ha" / "policy.fr"))[1])
+    assert clean["runs"][0]["results"] == []
+
+
+def test_rule_tests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "flink-ha"
+    shutil.copytree(EXAMPLES / "flink-ha", folder)
+    shutil.copy(ROOT / "tests" / "data" / "flink-ha-tightened.fr", folder / "policy.fr")
+    monkeypatch.chdir(tmp_path)
+    code, out = _run("test", "--format", "sarif", "flink-ha")
+    assert code == 1
+    results = _valid(out)["runs"][0]["results"]
+    assert len(results) == 2 and {r["ruleId"] for r in results} == {"test/failed"}
+    assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("flink-ha_test.yaml")
+
+
+def test_diff() -> None:
+    args = [
+        "diff",
+        "--base",
+        str(EXAMPLES / "flink-ha" / "policy.fr"),
+        "--head",
+        str(ROOT / "tests/data/flink-ha-tightened.fr"),
+    ]
+    code, out = _run(
+        *args, "--facts", str(EXAMPLES / "flink-ha" / "facts"), "-o", "sarif", "--fail-on", "unschedulable"
+    )
+    assert code == 1
+    results = _valid(out)["runs"][0]["results"]
+    gated = [r for r in results if r["ruleId"] == "diff/gated"]
+    assert [r["properties"]["binding"] for r in gated] == ["streaming/orders-c-flinkdeployment"]
+    assert gated[0]["level"] == "error" and "unschedulable" in gated[0]["message"]["text"]
+    assert all(r["level"] == "note" for r in results if r["ruleId"] == "diff/changed")
+
+
+def test_resilience() -> None:
+    folder = EXAMPLES / "flink-ha"
+    code, out = _run(
+        "resilience", str(folder / "policy.fr"), "--facts", str(folder / "facts"), "--workers", "1", "-o", "sarif"
+    )
+    assert code == 0
+    results = _valid(out)["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} == {"resilience/unschedulable", "resilience/spread-lost"}
