@@ -40,6 +40,7 @@ from engine.render.diff import to_json as diff_json
 from engine.render.diff import to_markdown as diff_markdown
 from engine.render.diff import to_text as diff_text
 from engine.render.karmada import policies_yaml
+from engine.render.report import report_html
 from engine.render.resilience import changes_json, changes_markdown, changes_text
 from engine.render.resilience import to_json as resilience_json
 from engine.render.resilience import to_markdown as resilience_markdown
@@ -372,6 +373,32 @@ def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, resch
     return result
 
 
+_REPORT = click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="Also write a self-contained HTML report (placement matrix, timeline, diff) to this file.",
+)
+
+
+def _write_report(path: str | None, html: str) -> None:
+    """The report written whole or not at all: to a temporary file beside it, then renamed."""
+    if path is None:
+        return
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise UsageError(f"--report: no such directory: {target.parent}")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(html)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 _FACTS = click.option(
     "--facts",
     "facts",
@@ -396,13 +423,17 @@ _RESCHEDULE = click.option(
 @_NOW
 @_RESCHEDULE
 @click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+@_REPORT
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
 @_guarded
-def eval_command(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str) -> None:
+def eval_command(
+    rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str, report_path: str | None
+) -> None:
     """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
     result = _evaluate(rules, facts, now, reschedule)
+    _write_report(report_path, report_html(_package_version(), result=result))
     _say({"json": to_json, "yaml": to_yaml, "text": to_text}[output](result), nl=False)
 
 
@@ -459,11 +490,12 @@ def convert(paths: Sequence[str], target: str) -> None:
 @_FACTS
 @click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_REPORT
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
 @_guarded
-def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str) -> None:
+def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str, report_path: str | None) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
     rule_set = _rules(rules)
     path = Path(events)
@@ -474,6 +506,8 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     for d in loaded.warnings:
         _warn(d)
     entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags(), _reference())
+    initial = {b.key: b.cluster_names for b in loaded.bindings}
+    _write_report(report_path, report_html(_package_version(), timeline=(entries, start, initial)))
     if output == "json":
         _say(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
@@ -530,6 +564,7 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 )
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
+@_REPORT
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
@@ -544,6 +579,7 @@ def diff_command(
     output: str,
     threshold: int,
     fail_on: str,
+    report_path: str | None,
 ) -> None:
     """Evaluate two versions of the rules over the same facts and report what changed."""
     gates = {g.strip() for g in fail_on.split(",") if g.strip()}
@@ -565,6 +601,9 @@ def diff_command(
         text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
     if base_ref:
         text = text.replace(f"{tmp}/", f"{base_ref}:")
+    _write_report(
+        report_path, report_html(_package_version(), result=new, diff=result, title="fleetrules: policy change")
+    )
     _say(text, nl=False)
     if any(result.count(g) for g in gates):
         sys.exit(EXIT_PROBLEMS)
@@ -701,6 +740,48 @@ def test_command(paths: Sequence[str], output_format: str) -> None:
         _say(junit(report) if output_format == "junit" else test_text(report), nl=False)
     if report.failed:
         sys.exit(EXIT_PROBLEMS)
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@_FACTS
+@_NOW
+@_RESCHEDULE
+@click.option("--events", type=click.Path(), help="Also step failover through these timed events (the timeline).")
+@click.option("--base", "base", multiple=True, type=click.Path(), help="Also show the change from these old rules.")
+@click.option("-o", "--output", "report_path", required=True, type=click.Path(dir_okay=False), help="The HTML file.")
+@_CONTROLLER
+@_REFERENCE
+@_KARMADA_VERSION
+@_guarded
+def report(
+    rules: Sequence[str],
+    facts: Sequence[str],
+    now: str | None,
+    reschedule: str,
+    events: str | None,
+    base: Sequence[str],
+    report_path: str,
+) -> None:
+    """Write one self-contained HTML page: the placement matrix, the failover timeline (--events) and the
+    change from older rules (--base), to look at rather than read."""
+    rule_set, loaded = _rules(rules), _facts(facts, rules)
+    result = evaluate(rule_set, loaded, _now(now), reschedule == "all", _controller_flags(), reference=_reference())
+    timeline = None
+    if events is not None:
+        if not Path(events).is_file():
+            raise UsageError(f"--events: no such file: {events}")
+        start, planned = load_events(Path(events))
+        entries = run_simulation(rule_set, loaded, start, planned, _warn, _controller_flags(), _reference())
+        timeline = (entries, start, {b.key: b.cluster_names for b in loaded.bindings})
+    changes = None
+    if base:
+        old = evaluate(
+            _rules(base), loaded, _now(now), reschedule == "all", _controller_flags(), reference=_reference()
+        )
+        changes = compare(old, result, 0)
+    _write_report(report_path, report_html(_package_version(), result, timeline, changes))
+    _say(f"wrote {report_path}", err=True)
 
 
 @main.command()

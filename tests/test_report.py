@@ -1,0 +1,123 @@
+"""`fleetrules report` and `--report FILE`: one self-contained HTML page, checked as a document here and
+loaded in a real headless Chromium (Debian's package) where the machine has one."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FLINK_HA = ROOT / "examples" / "flink-ha"
+CHECKPOINT = ROOT / "examples" / "flink-checkpoint"
+
+
+class _Page(HTMLParser):
+    """The elements of a page: tag and attributes, and every external reference."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        self.elements.append((tag, found))
+        for key in ("src", "href"):
+            if key in found:
+                self.external.append(found[key])
+        if tag == "link":
+            self.external.append(found.get("href", "link"))
+
+    def all(self, tag: str, **attrs: str) -> list[dict[str, str]]:
+        return [a for t, a in self.elements if t == tag and all(a.get(k) == v for k, v in attrs.items())]
+
+
+def _page(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def _report(tmp_path: Path) -> Path:
+    out = tmp_path / "report.html"
+    args = [
+        "report",
+        str(FLINK_HA / "policy.fr"),
+        "--facts",
+        str(FLINK_HA / "facts"),
+        "--base",
+        str(ROOT / "tests" / "data" / "flink-ha-tightened.fr"),
+        "-o",
+        str(out),
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_the_placement_matrix_and_the_diff(tmp_path: Path) -> None:
+    page = _page(_report(tmp_path))
+    assert page.external == []  # nothing fetched at view time
+    rows = {a["data-binding"] for a in page.all("tr") if "data-binding" in a}
+    assert "streaming/orders-d-flinkdeployment" in rows and "analytics/orders-a-flinkdeployment" in rows
+    columns = [a["data-cluster"] for a in page.all("th") if "data-cluster" in a]
+    assert columns == ["member-dev", "member-legacy", "member1", "member2", "member3"]
+    cells = [a for a in page.all("td") if "data-cluster" in a]
+    assert len(cells) == len(columns) * 7  # every binding by every cluster
+    legacy = [c for c in cells if c["data-cluster"] == "member-legacy"]
+    assert all(c["class"].startswith("cell rule-") and "flink-ha/clusters.exclude" in c["title"] for c in legacy)
+    assert sum("selected" in c["class"] for c in cells) == 6  # orders-d alone finds no cluster
+    assert any(a.get("id") == "changes" for a in page.all("table"))
+
+
+def test_the_failover_timeline(tmp_path: Path) -> None:
+    out = tmp_path / "timeline.html"
+    args = ["simulate", str(CHECKPOINT / "policy.fr"), "--facts", str(CHECKPOINT / "facts")]
+    result = CliRunner().invoke(
+        main, [*args, "--events", str(CHECKPOINT / "events" / "job-fails.yaml"), "--report", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    page = _page(out)
+    (lane,) = [a for a in page.all("div") if a.get("class") == "lane"]
+    assert lane["data-binding"] == "streaming/fraud-detector-flinkdeployment"
+    assert len(page.all("rect")) == 2  # member1 until the eviction, member2 after
+    assert {a.get("class") for a in page.all("text") if a.get("class", "").startswith("mark")} >= {
+        "mark evicted",
+        "mark work-deleted",
+    }
+
+
+def test_a_report_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "dir" / "r.html"
+    args = ["eval", str(FLINK_HA / "policy.fr"), "--facts", str(FLINK_HA / "facts"), "--report", str(missing)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "--report: no such directory" in result.stderr
+    target = tmp_path / "r.html"
+    assert CliRunner().invoke(main, [*args[:-1], str(target)]).exit_code == 0
+    assert target.read_text().startswith("<!DOCTYPE html>") and list(tmp_path.iterdir()) == [target]
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian: apt-get install chromium)")
+def test_the_page_in_headless_chromium(tmp_path: Path) -> None:
+    page = _report(tmp_path)
+    assert CHROMIUM is not None
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr"]
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-binding="streaming/orders-d-flinkdeployment"' in dom.stdout and 'id="matrix"' in dom.stdout
+    assert "CONSOLE" not in dom.stderr and "Uncaught" not in dom.stderr  # no console errors
+    shot = tmp_path / "report.png"
+    run = subprocess.run(
+        [*flags, "--window-size=1100,900", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120
+    )
+    assert run.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
