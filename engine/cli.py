@@ -367,7 +367,8 @@ def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, resch
     rule_set = _rules(rules)
     when, all_ = _now(now), reschedule == "all"
     loaded, flags = _facts(facts, rules), _controller_flags()
-    result = evaluate(rule_set, loaded, when, reschedule_all=all_, controllers=flags, reference=_reference())
+    with _progress(len(loaded.bindings) if len(loaded.bindings) >= 5000 else 0, "bindings") as progress:
+        result = evaluate(rule_set, loaded, when, all_, flags, _reference(), progress)
     for d in result.warnings:
         _warn(d)
     return result

@@ -73,6 +73,7 @@ def evaluate(
     reschedule_all: bool = False,
     controllers: Controllers = DEFAULT_CONTROLLERS,
     reference: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> Result:
     """Place every binding the rules' policies select, as Karmada's scheduler would: the bindings it
     would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
@@ -81,12 +82,17 @@ def evaluate(
     With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
     evictions they make, with each binding's clusters afterwards and the labels injected there;
     ``controllers`` are the controller manager's flags that change failover. ``reference`` evaluates every
-    rule inside durable-rules, without the indexed joins (slow; the same result, which tests check)."""
+    rule inside durable-rules, without the indexed joins (slow; the same result, which tests check);
+    ``progress`` hears how many bindings are placed (for a progress bar)."""
     _arguments(rules, facts, controllers)
+    if progress is not None and not callable(progress):
+        raise UsageError(
+            f"progress: expected a function of the number of bindings done, found {type(progress).__name__}"
+        )
     now = evaluation_time(now)
     scheduler = scheduler_for(rules, facts, reference is True)
     try:
-        placements = scheduler.schedule_all(reschedule_all)
+        placements = scheduler.schedule_all(reschedule_all, progress)
         evictions: tuple[Eviction, ...] = ()
         notes: list[Diagnostic] = []
         if now is not None:

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from engine.cli import main
@@ -115,3 +116,21 @@ def test_the_builtin_rule_library_checks_clean(in_root: Path) -> None:
     """rules/ may use what only built-in rules may (negation over placements): check knows them."""
     code, out, err = run("check", "rules/")
     assert (code, out) == (0, "") and "0 errors, 0 warnings in 6 files" in err
+
+
+def test_long_evaluations_report_progress_to_a_callback_and_draw_no_bar_on_a_pipe(tmp_path: Path) -> None:
+    from engine import evaluate, load_facts, load_rules
+    from engine.errors import UsageError
+
+    rules = tmp_path / "r.fr"
+    rules.write_text("policy p {\n  select { kind Deployment }\n}\n")
+    objects = [{"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "m1"}}]
+    objects += [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"w{i}", "namespace": "default"}}
+        for i in range(2500)
+    ]
+    calls: list[int] = []
+    evaluate(load_rules([rules]), load_facts(objects=objects), progress=calls.append)
+    assert calls == [1000, 2000]
+    with pytest.raises(UsageError, match="progress: expected a function"):
+        evaluate(load_rules([rules]), load_facts(objects=objects[:2]), progress=3)  # type: ignore[arg-type]

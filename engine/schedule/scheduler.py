@@ -513,11 +513,16 @@ class Scheduler:
             for c in feasible
         }
 
-    def schedule_all(self, reschedule_all: bool = False) -> tuple[Placement, ...]:
+    def schedule_all(
+        self, reschedule_all: bool = False, progress: Callable[[int], None] | None = None
+    ) -> tuple[Placement, ...]:
         """Every binding a policy selects, in NAMESPACE/NAME order: placed when the scheduler would run
-        it (engine.schedule.reschedule), or all of them with ``reschedule_all``; settled otherwise."""
+        it (engine.schedule.reschedule), or all of them with ``reschedule_all``; settled otherwise.
+        ``progress`` hears how many bindings are done, every 1,000."""
         out = []
-        for binding in self.facts.bindings:
+        for done, binding in enumerate(self.facts.bindings, 1):
+            if progress is not None and done % 1000 == 0:
+                progress(done)
             policy = self.binding_policy[binding.key]
             if policy is None:
                 continue
