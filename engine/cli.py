@@ -657,6 +657,7 @@ def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Calla
     default="",
     help="Exit 1 if a scenario has any of these: unschedulable,spread-lost,state-lost (with --base: new ones).",
 )
+@_REPORT
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
@@ -674,6 +675,7 @@ def resilience(
     output: str,
     top: int | None,
     fail_on: str,
+    report_path: str | None,
 ) -> None:
     """What each cluster failure does to the fleet: evictions, moves, unschedulable workloads, lost spread and
     state, ranked by blast radius (a fleetrules extension; Karmada has no offline failover analysis)."""
@@ -694,6 +696,7 @@ def resilience(
             return sweep(rule_set, loaded, plan, _controller_flags(), workers, address, progress, _reference())
 
     new = run(rule_set, "scenarios")
+    _write_report(report_path, report_html(_package_version(), resilience=new, title="fleetrules: resilience"))
     old: list[Impact] | None = None
     if base or base_ref:
         with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:

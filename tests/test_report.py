@@ -121,3 +121,15 @@ def test_the_page_in_headless_chromium(tmp_path: Path) -> None:
         [*flags, "--window-size=1100,900", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120
     )
     assert run.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_resilience_report(tmp_path: Path) -> None:
+    out = tmp_path / "resilience.html"
+    args = ["resilience", str(FLINK_HA / "policy.fr"), "--facts", str(FLINK_HA / "facts"), "--workers", "1"]
+    result = CliRunner().invoke(main, [*args, "--report", str(out)])
+    assert result.exit_code == 0, result.output
+    page = _page(out)
+    rows = [a for a in page.all("tr") if "data-scenario" in a]
+    assert [r["data-scenario"] for r in rows][:3] == ["member1", "member2", "member3"]  # ranked, worst first
+    assert rows[0]["class"] == "unschedulable" and rows[-1]["class"] == ""
+    assert page.external == []

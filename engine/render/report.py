@@ -14,8 +14,10 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from engine.inputs.facts import rfc3339
+from engine.render.resilience import COLUMNS, headline, row
 from engine.results import Entry, EntryKind, Result
 from engine.review.diff import Diff
+from engine.review.resilience import Impact, ranked
 
 WIDTH = 720  # pixels of the timeline's time axis
 _LANE = 18
@@ -141,6 +143,7 @@ def report_html(
     timeline: tuple[Sequence[Entry], dt.datetime, Mapping[str, tuple[str, ...]]] | None = None,
     diff: Diff | None = None,
     title: str = "fleetrules report",
+    resilience: Sequence[Impact] | None = None,
 ) -> str:
     """The page; each part is left out when its input is None."""
     names = sorted({r.rule for p in (result.placements if result else ()) for rs in p.rejected.values() for r in rs})
@@ -153,4 +156,13 @@ def report_html(
         matrix=_matrix(result, index) if result is not None else None,
         timeline=_timeline(*timeline) if timeline is not None else None,
         diff=_diff(diff) if diff is not None else None,
+        resilience=_resilience(resilience) if resilience is not None else None,
     )
+
+
+def _resilience(impacts: Sequence[Impact]) -> dict[str, Any]:
+    rows = [
+        {"cells": row(i), "harm": bool(i.unschedulable), "unschedulable": ", ".join(i.unschedulable)}
+        for i in ranked(impacts)
+    ]
+    return {"headline": headline(impacts), "columns": COLUMNS, "rows": rows}

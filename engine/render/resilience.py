@@ -9,10 +9,10 @@ from typing import Any
 from engine.render.sarif import Finding, log
 from engine.review.resilience import FAILURES, Change, Impact, ranked
 
-_COLUMNS = ("scenario", "failure", "unschedulable", "spread lost", "state lost", "replicas lost", "evicted", "moved")
+COLUMNS = ("scenario", "failure", "unschedulable", "spread lost", "state lost", "replicas lost", "evicted", "moved")
 
 
-def _row(i: Impact) -> tuple[str, ...]:
+def row(i: Impact) -> tuple[str, ...]:
     return (
         i.scenario.name,
         i.scenario.failure,
@@ -34,7 +34,7 @@ def _list(items: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def _headline(impacts: Sequence[Impact]) -> str:
+def headline(impacts: Sequence[Impact]) -> str:
     failures = sorted({i.scenario.failure for i in impacts})
     harmful = [i for i in impacts if i.unschedulable]
     head = f"{_plural(len(impacts), 'scenario')} ({', '.join(failures)}), ranked by blast radius; "
@@ -45,9 +45,9 @@ def _headline(impacts: Sequence[Impact]) -> str:
 
 def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
     order = ranked(impacts)[:top] if top else ranked(impacts)
-    rows = [_COLUMNS, *(_row(i) for i in order)]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(_COLUMNS))]
-    lines = [_headline(impacts), ""]
+    rows = [COLUMNS, *(row(i) for i in order)]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(COLUMNS))]
+    lines = [headline(impacts), ""]
     for r in rows:
         lines.append(
             "  ".join(
@@ -77,11 +77,11 @@ def to_json(impacts: Sequence[Impact]) -> str:
 
 def to_markdown(impacts: Sequence[Impact], top: int | None = None) -> str:
     order = ranked(impacts)[:top] if top else ranked(impacts)
-    lines = [f"**Resilience**: {_headline(impacts)}", ""]
-    lines.append("| " + " | ".join(_COLUMNS) + " |")
-    lines.append("| " + " | ".join("---" if c < 2 else "---:" for c in range(len(_COLUMNS))) + " |")
+    lines = [f"**Resilience**: {headline(impacts)}", ""]
+    lines.append("| " + " | ".join(COLUMNS) + " |")
+    lines.append("| " + " | ".join("---" if c < 2 else "---:" for c in range(len(COLUMNS))) + " |")
     for i in order:
-        cells = [v.replace("|", "\\|") for v in _row(i)]
+        cells = [v.replace("|", "\\|") for v in row(i)]
         lines.append("| " + " | ".join(cells) + " |")
     harmful = [i for i in order if i.unschedulable]
     if harmful:
