@@ -27,6 +27,7 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("fleetrules-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "engine/grammar/fleetrules.lark" in names
+    assert "engine/render/templates/report.html.j2" in names  # fleetrules report's page
     assert any(n.startswith("engine/rules/") for n in names)
     assert not any(n.startswith(("tests/", "examples/")) for n in names)
 
@@ -94,3 +95,32 @@ def test_the_container_image_installs_the_package_from_this_tree() -> None:
     assert 'ENTRYPOINT ["fleetrules"]' in dockerfile
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert "engine" not in ignored and "grammar" not in ignored and "rules" not in ignored
+
+
+def test_the_sdist_carries_the_sources_a_wheel_is_built_from(tmp_path: Path) -> None:
+    """`python -m build --sdist` (build is a dev dependency); the archive has the grammar, the rule library (the
+    engine/grammar and engine/rules links stored as the files they point to) and
+    the report's template, and a wheel built from it alone has them too."""
+    import tarfile
+
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (sdist,) = tmp_path.glob("fleetrules-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
+        archive.extractall(tmp_path / "src", filter="data")
+    for needed in ("pyproject.toml", "engine/grammar/fleetrules.lark", "engine/rules/workload_affinity.fr",
+                   "engine/render/templates/report.html.j2", "engine/cli.py"):  # fmt: skip
+        assert needed in names, needed
+    (unpacked,) = (tmp_path / "src").iterdir()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w",
+         str(tmp_path / "dist"), str(unpacked)],
+        check=True,
+    )  # fmt: skip
+    (wheel,) = (tmp_path / "dist").glob("fleetrules-*.whl")
+    built = zipfile.ZipFile(wheel).namelist()
+    assert "engine/grammar/fleetrules.lark" in built and "engine/render/templates/report.html.j2" in built
