@@ -221,3 +221,37 @@ def test_spec_fields_fleetrules_takes_at_their_default(tmp_path: Path, field: st
         assert result.exit_code == 0 and result.stdout == ""
     else:
         assert said in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("constraint", "message"),
+    [  # pkg/util/validation/validation.go ValidateSpreadConstraint
+        ("{spreadByField: cluster, spreadByLabel: team}", "spreadByLabel should not co-exist with spreadByField"),
+        ("{spreadByField: cluster, minGroups: -1, maxGroups: 2}", "minGroups lower than 0 is not allowed"),
+        ("{spreadByField: cluster, maxGroups: -2}", "maxGroups lower than 0 is not allowed"),
+        ("{spreadByField: cluster, minGroups: 3, maxGroups: 2}", "maxGroups lower than minGroups is not allowed"),
+    ],
+)
+def test_karmada_validation_of_spread_constraints(tmp_path: Path, constraint: str, message: str) -> None:
+    path = tmp_path / "pp.yaml"
+    path.write_text(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment}\n"
+        f"  placement:\n    spreadConstraints:\n    - {constraint}\n"
+    )
+    with pytest.raises(RuleError) as caught:
+        load_rules([path])
+    assert message in caught.value.render()
+
+
+def test_max_groups_zero_is_not_set_to_the_webhook(tmp_path: Path) -> None:
+    """maxGroups 0 with minGroups 2 passes Karmada's validation (0 is "not set"); the scheduler then selects no
+    cluster, which fleetrules warns about."""
+    path = tmp_path / "pp.yaml"
+    path.write_text(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment}\n"
+        "  placement:\n    spreadConstraints:\n    - {spreadByField: cluster, minGroups: 2, maxGroups: 0}\n"
+    )
+    rule_set = load_rules([path])
+    assert any("Karmada takes maxGroups 0" in w.message for w in rule_set.warnings)

@@ -304,9 +304,9 @@ class _Checker:
             seen.add(field)
             low = spread.min_groups.value if spread.min_groups else 1
             high = spread.max_groups.value if spread.max_groups else None
-            if high is not None and high < low:
+            if high is not None and 0 < high < low:  # maxGroups 0 is "not set" to Karmada's webhook
                 self.err("maxGroups lower than minGroups is not allowed", spread.span)
-            if high is None and field == "cluster":
+            if not high and field == "cluster":
                 self.warn(
                     "no 'max': Karmada takes maxGroups 0 and selects no cluster (the binding stays unscheduled)",
                     spread.span,

@@ -442,6 +442,15 @@ class _Converter:
 
     def spread(self, sc: dict[str, Any], path: str) -> list[ast.Spread]:
         self.known(sc, {"spreadByField", "spreadByLabel", "maxGroups", "minGroups"}, path)
+        # ValidateSpreadConstraint (pkg/util/validation/validation.go)
+        if sc.get("spreadByLabel") and sc.get("spreadByField"):
+            self.fail(sc, path, "spreadByLabel should not co-exist with spreadByField")
+            return []
+        for key in ("minGroups", "maxGroups"):
+            number = sc.get(key)
+            if isinstance(number, int) and not isinstance(number, bool) and number < 0:
+                self.fail(sc, f"{path}.{key}", f"{key} lower than 0 is not allowed")
+                return []
         if sc.get("spreadByLabel"):
             self.warn(
                 sc, f"{path}.spreadByLabel", "spreadByLabel is not implemented by Karmada's scheduler; not evaluated"
