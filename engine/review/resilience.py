@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import os
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -362,7 +363,7 @@ def sweep(
         raise UsageError("controllers: expected a Controllers from Controllers.parse()")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a whole number of at least 1, found {workers!r}")
-    job = Sweep(rules, facts, controllers, reference, key=f"{os.getpid()}-{id(rules)}-{id(facts)}-{len(plan)}")
+    job = Sweep(rules, facts, controllers, reference, key=uuid.uuid4().hex)  # a worker keeps one base per sweep
     if not plan:
         return []
     if scheduler is not None:
