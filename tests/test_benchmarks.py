@@ -41,8 +41,8 @@ def test_shared_selections_choose_as_each_binding_alone(tmp_path: Path, monkeypa
 
     shared = answer()
 
-    def alone(self: Any, binding: Any, plan: Any, _shared: Any, feasible: Any, scores: Any, order: Any = None) -> Any:
-        candidates = self._candidates(binding, feasible, scores, plan, order)
+    def alone(self: Any, binding: Any, plan: Any, _shared: Any, feasible: Any, scores: Any, tiers: Any = None) -> Any:
+        candidates = self._candidates(binding, feasible, scores, plan, tiers)
         return select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
 
     monkeypatch.setattr(scheduler.Scheduler, "_choose", alone)

@@ -46,6 +46,7 @@ from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
 
 LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
+NO_TIER = 1000  # getClusterOverflowOrder for a cluster of no group of the term (sorted last)
 
 
 class Scheduler:
@@ -74,7 +75,8 @@ class Scheduler:
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self._reasons: dict[Decision, Reason] = {}
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
-        self._terms: dict[tuple[str, str], ast.ClusterAffinity | None] = {}
+        # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
+        self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
         self._estimates: dict[tuple[int, Any], dict[str, int]] = {}
         self._uniformity: dict[tuple[int, Any], bool] = {}
@@ -233,11 +235,9 @@ class Scheduler:
         if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
             return cached
         decisions = [d for d in self.session.decisions(scope) if self._counts(d, term)]
-        overflow = self._overflow(policy, term) if workload else ()
-        if overflow:
-            rescued = {
-                c for c in self.candidates if any(cluster_matches(self.clusters[c], o.statements) for o in overflow)
-            }
+        tiers = self._overflow_tiers(policy, term) if workload else None
+        if tiers:
+            rescued = {c for c, tier in tiers.items() if tier not in (0, NO_TIER)}  # in an overflow group
             decisions = [
                 d for d in decisions if not (self.compiled.rules[d.rule].term == term and d.cluster in rescued)
             ]
@@ -262,33 +262,22 @@ class Scheduler:
         self._shared_cache[(policy, term, workload)] = shared
         return shared
 
-    def _overflow(self, policy: str, term: str | None) -> tuple[ast.Overflow, ...]:
-        """The overflow groups of the policy's clusterAffinities term ``term`` (enableOverflow)."""
-        if term is None:
-            return ()
-        found = self._terms.get((policy, term))
-        if found is None:
+    def _overflow_tiers(self, policy: str, term: str | None) -> dict[str, int] | None:
+        """getClusterOverflowOrder of every candidate, once per policy and term (enableOverflow): 0 for a
+        cluster of the term's own clusters, i for the i-th overflow group that holds it first, NO_TIER
+        otherwise; None when the term has no overflow groups."""
+        if (policy, term) not in self._tiers:
             terms = [s for s in self.policies[policy].statements if isinstance(s, ast.ClusterAffinity)]
-            found = next((t for t in terms if t.name is not None and t.name.value == term), None)
-            self._terms[(policy, term)] = found
-        return found.overflow if found is not None else ()
-
-    def _overflow_order(self, policy: str, term: str | None) -> Callable[[str], int] | None:
-        """getClusterOverflowOrder: 0 for a cluster of the term's own clusters, i for the i-th overflow group
-        that holds it first, 1000 otherwise; None when the term has no overflow groups."""
-        overflow = self._overflow(policy, term)
-        if not overflow or term is None:
-            return None
-        primary = self._terms[(policy, term)]
-        assert primary is not None
-
-        def order(name: str) -> int:
-            cluster = self.clusters[name]
-            if cluster_matches(cluster, primary.statements):
-                return 0
-            return next((i for i, o in enumerate(overflow, 1) if cluster_matches(cluster, o.statements)), 1000)
-
-        return order
+            found = next((t for t in terms if term is not None and t.name is not None and t.name.value == term), None)
+            tiers = None
+            if found is not None and found.overflow:
+                tiers = {}
+                for name in self.candidates:
+                    cluster = self.clusters[name]
+                    groups = (found.statements, *(o.statements for o in found.overflow))
+                    tiers[name] = next((i for i, g in enumerate(groups) if cluster_matches(cluster, g)), NO_TIER)
+            self._tiers[(policy, term)] = tiers
+        return self._tiers[(policy, term)]
 
     def _counts(self, decision: Decision, term: str | None) -> bool:
         """A decision counts for a term if its rule belongs to no clusterAffinities term or to this one."""
@@ -387,12 +376,12 @@ class Scheduler:
             return attempt
         request = Request(binding.replicas, workload, binding.clusters, binding.uid, reschedule_required(binding))
         try:
-            order = self._overflow_order(policy, term)
+            tiers = self._overflow_tiers(policy, term)
             if plan.duplicated and set(plan.spreads) == {"cluster"}:
                 chosen = self._first_clusters(binding, plan, feasible, scores)
             else:
-                chosen = self._choose(binding, plan, shared, feasible, scores, order)
-            if order is None:
+                chosen = self._choose(binding, plan, shared, feasible, scores, tiers)
+            if tiers is None:
                 targets = assign(plan.strategy, chosen, request, plan.weights)
             else:
                 targets = assign_overflow(plan.strategy, chosen, request, plan.weights)
@@ -431,7 +420,7 @@ class Scheduler:
         shared: _Shared,
         feasible: Subset,
         scores: Mapping[str, int],
-        order: Callable[[str], int] | None = None,
+        tiers: Mapping[str, int] | None = None,
     ) -> list[Candidate]:
         """The select stage (spread.select) over the feasible clusters as candidates. A binding with no
         clusters yet, on the policy's shared feasible set and scores, chooses as every such binding with
@@ -441,7 +430,7 @@ class Scheduler:
         key = (_request_key(binding), binding.replicas, id(plan))
         if fresh and key in shared.selections:
             return list(shared.selections[key])
-        candidates = self._candidates(binding, feasible, scores, plan, order)
+        candidates = self._candidates(binding, feasible, scores, plan, tiers)
         chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
         if fresh:
             shared.selections[key] = list(chosen)
@@ -453,7 +442,7 @@ class Scheduler:
         names: Iterable[str],
         scores: Mapping[str, int],
         plan: Plan,
-        order: Callable[[str], int] | None = None,
+        tiers: Mapping[str, int] | None = None,
     ) -> list[Candidate]:
         """ClusterDetailInfo for each feasible cluster: score, available replicas where they count, and the
         overflow tier where the term has overflow groups."""
@@ -462,7 +451,7 @@ class Scheduler:
         out = []
         for name in names:
             n = available(name)
-            tier = order(name) if order is not None else 0
+            tier = tiers[name] if tiers is not None else 0
             out.append(Candidate(self.clusters[name], scores[name], n + assigned.get(name, 0), n, tier))
         return out
 
