@@ -220,7 +220,6 @@ class DurableProgram:
 
     def __init__(self, compiled: CompiledProgram, reference: bool = False) -> None:
         self.compiled = compiled
-        self.reference = reference
         rules = compiled.rules
         self.plans: dict[int, CompiledPlan] = {}
         if not reference:

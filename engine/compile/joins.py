@@ -65,14 +65,14 @@ def _key_tests(cond: ir.Cond, bound: set[str]) -> dict[str, ir.Test]:
     return out
 
 
-def _keys(cond: ir.Cond, bound: set[str]) -> list[tuple[str, Operand]]:
-    return sorted((prop, test.operand) for prop, test in _key_tests(cond, bound).items())
-
-
-def _residual(cond: ir.Cond, bound: set[str]) -> ir.Cond:
-    used = set(_key_tests(cond, bound).values())
-    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
-    return ir.all_of(*(item for item in items if item not in used))
+def _step(pattern: ir.Pattern, bound: set[str]) -> Step:
+    """The pattern as a step once ``bound`` aliases are matched: its key tests looked up, the rest checked."""
+    tests = _key_tests(pattern.cond, bound)
+    keys = sorted(tests)
+    items = pattern.cond.items if isinstance(pattern.cond, ir.AllOf) else (pattern.cond,)
+    residual = ir.all_of(*(item for item in items if item not in tests.values()))
+    operands = tuple(tests[k].operand for k in keys)
+    return Step(pattern.alias, pattern.fact_type, pattern.negated, tuple(keys), operands, pattern.cond, residual)
 
 
 def plan(rule: ir.Rule) -> JoinPlan | None:
@@ -102,20 +102,8 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
             return None
         # a `not` as soon as what it compares with is matched; else the positive pattern with most keys
         negated = [p for p in ready if p.negated]
-        by_keys = max(ready, key=lambda p: (len(_keys(p.cond, bound)), -rest.index(p)))
-        chosen = negated[0] if negated else by_keys
-        keys = _keys(chosen.cond, bound)
-        steps.append(
-            Step(
-                chosen.alias,
-                chosen.fact_type,
-                chosen.negated,
-                tuple(k for k, _ in keys),
-                tuple(v for _, v in keys),
-                chosen.cond,
-                _residual(chosen.cond, bound),
-            )
-        )
+        chosen = negated[0] if negated else max(ready, key=lambda p: (len(_key_tests(p.cond, bound)), -rest.index(p)))
+        steps.append(_step(chosen, bound))
         rest.remove(chosen)
         if not chosen.negated:
             bound.add(chosen.alias)

@@ -13,16 +13,14 @@ from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, RuleError, Span
 from engine.syntax import ast
-from engine.syntax.schema import BUILTIN_FACTS, INTERNAL_FACTS
 
 
 @dataclass(frozen=True)
 class CompiledProgram:
-    """What a backend runs: the IR rules, the names their facts' fields have, the fact types."""
+    """What a backend runs: the IR rules, the names their facts' fields have, and how to run them."""
 
     rules: tuple[ir.Rule, ...]
     symbols: Symbols
-    fact_types: frozenset[str]
     # fact types that some rule matches whatever the binding's workload affinity groups
     ungrouped: frozenset[str]
     # per rule, its join plan where its work grows with the bindings (engine.compile.joins)
@@ -64,12 +62,10 @@ def compile_program(
     if compilation.problems:
         raise RuleError(compilation.problems)
     lifted = tuple(lift(rule) for rule in compilation.rules)
-    fact_types = {*BUILTIN_FACTS, *INTERNAL_FACTS}
-    fact_types |= {a.fact_type for r in lifted for a in r.actions if isinstance(a, ir.Derive)}
     # The built-in rules and required workload terms match placements of a binding's own groups only;
     # rule files and preferred terms match any.
     ungrouped = {p.fact_type.value for r in rules for p in r.patterns}
     if any(isinstance(s, ast.WorkloadTerm) and s.preferred for p in policies for s in p.statements):
         ungrouped.add("placement")
     plans = tuple(plan(rule) for rule in lifted)
-    return CompiledProgram(lifted, compilation.symbols, frozenset(fact_types), frozenset(ungrouped), plans)
+    return CompiledProgram(lifted, compilation.symbols, frozenset(ungrouped), plans)
