@@ -13,7 +13,7 @@ def _score(value: int | None) -> str:
     return "rejected" if value is None else str(value)
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
@@ -21,14 +21,15 @@ def _summary(d: Diff) -> str:
     moved, unsched, evictions = d.count("moved"), d.count("unschedulable"), d.count("eviction")
     resized = d.count("replicas") - sum("moved" in c.categories() and "replicas" in c.categories() for c in d.changes)
     return (
-        f"{_plural(moved, 'binding')} moved, "
-        + (f"{_plural(resized, 'binding')} with replicas shifted, " if resized else "")
+        f"{plural(moved, 'binding')} moved, "
+        + (f"{plural(resized, 'binding')} with replicas shifted, " if resized else "")
         + f"{unsched} newly unschedulable, "
-        f"{_plural(evictions, 'binding')} with new evictions, {_plural(len(d.changes), 'binding')} changed in all"
+        f"{plural(evictions, 'binding')} with new evictions, {plural(len(d.changes), 'binding')} changed in all"
     )
 
 
-def _clusters(clusters: tuple[str, ...], unschedulable: bool) -> str:
+def clusters_text(clusters: tuple[str, ...], unschedulable: bool) -> str:
+    """A binding's clusters as the reports show them, or that it is unschedulable, or (none)."""
     return ", ".join(clusters) if clusters else ("unschedulable" if unschedulable else "(none)")
 
 
@@ -36,9 +37,8 @@ def to_text(d: Diff) -> str:
     lines = [_summary(d)]
     for c in d.changes:
         lines.append("")
-        lines.append(
-            f"{c.binding}: {_clusters(c.before, c.was_unschedulable)} -> {_clusters(c.after, c.is_unschedulable)}"
-        )
+        before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
+        lines.append(f"{c.binding}: {before} -> {after}")
         for cluster, reasons in c.rejections_added.items():
             lines += [f"  + {cluster} rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
         for cluster, reasons in c.rejections_removed.items():
@@ -101,7 +101,7 @@ def to_markdown(d: Diff) -> str:
         return "\n".join([*lines, "No binding's placement, rejections, scores or evictions changed.", ""])
     lines += ["| binding | before | after | rules |", "| --- | --- | --- | --- |"]
     for c in d.changes:
-        before, after = _clusters(c.before, c.was_unschedulable), _clusters(c.after, c.is_unschedulable)
+        before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
         flag = " ⚠️" if c.is_unschedulable and not c.was_unschedulable else ""
         rules = _cell(", ".join(f"`{r}`" for r in c.rules))
         lines.append(f"| `{c.binding}` | {_cell(before)} | {_cell(after)}{flag} | {rules} |")

@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from engine.inputs.facts import rfc3339
+from engine.render.diff import clusters_text
 from engine.render.resilience import COLUMNS, headline, row
 from engine.results import Entry, EntryKind, Result
 from engine.review.diff import Diff
@@ -124,8 +125,8 @@ def _diff(d: Diff) -> dict[str, Any]:
     changes = [
         {
             "binding": c.binding,
-            "before": ", ".join(c.before) or ("unschedulable" if c.was_unschedulable else "(none)"),
-            "after": ", ".join(c.after) or ("unschedulable" if c.is_unschedulable else "(none)"),
+            "before": clusters_text(c.before, c.was_unschedulable),
+            "after": clusters_text(c.after, c.is_unschedulable),
             "unschedulable": c.is_unschedulable,
             "categories": ", ".join(sorted(c.categories())),
             "rules": ", ".join(c.rules),

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from engine.render.diff import plural
 from engine.render.sarif import Finding, log
 from engine.review.resilience import FAILURES, Change, Impact, ranked
 
@@ -25,10 +26,6 @@ def row(i: Impact) -> tuple[str, ...]:
     )
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _list(items: Sequence[str], limit: int = 5) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
@@ -37,10 +34,10 @@ def _list(items: Sequence[str], limit: int = 5) -> str:
 def headline(impacts: Sequence[Impact]) -> str:
     failures = sorted({i.scenario.failure for i in impacts})
     harmful = [i for i in impacts if i.unschedulable]
-    head = f"{_plural(len(impacts), 'scenario')} ({', '.join(failures)}), ranked by blast radius; "
+    head = f"{plural(len(impacts), 'scenario')} ({', '.join(failures)}), ranked by blast radius; "
     if not harmful:
         return head + "no single scenario leaves a binding unschedulable"
-    return head + f"{_plural(len(harmful), 'scenario')} leave bindings unschedulable"
+    return head + f"{plural(len(harmful), 'scenario')} leave bindings unschedulable"
 
 
 def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
@@ -105,7 +102,7 @@ def to_sarif(impacts: Sequence[Impact], version: str) -> str:
         scenario = {"scenario": i.scenario.name, "failure": i.scenario.failure}
         for rule, level, subjects, text in (
             ("resilience/unschedulable", "error", i.unschedulable,
-             f"{_plural(len(i.unschedulable), 'workload')} left unschedulable"),
+             f"{plural(len(i.unschedulable), 'workload')} left unschedulable"),
             ("resilience/spread-lost", "warning", i.spread_lost, "anti-affinity groups run on fewer clusters"),
             ("resilience/state-lost", "warning", tuple(b for b, _ in i.state_lost), "state preservation fails for"),
         ):  # fmt: skip
@@ -133,9 +130,9 @@ _WORDS = {
 def _change_lines(c: Change) -> list[str]:
     lines = [f"{c.new.scenario.name} ({c.new.scenario.failure}):"]
     for gate, items in c.added.items():
-        lines.append(f"  + {_plural(len(items), 'more')} {_WORDS[gate]}: {_list(list(items))}")
+        lines.append(f"  + {plural(len(items), 'more')} {_WORDS[gate]}: {_list(list(items))}")
     for gate, items in c.removed.items():
-        lines.append(f"  - {_plural(len(items), 'fewer')} {_WORDS[gate]}: {_list(list(items))}")
+        lines.append(f"  - {plural(len(items), 'fewer')} {_WORDS[gate]}: {_list(list(items))}")
     return lines
 
 
@@ -143,7 +140,7 @@ def _changes_headline(changes: Sequence[Change]) -> str:
     worse = [c for c in changes if c.added]
     if not changes:
         return "the change leaves every failure scenario as harmful as before"
-    return f"{_plural(len(changes), 'scenario')} change, {len(worse)} for the worse"
+    return f"{plural(len(changes), 'scenario')} change, {len(worse)} for the worse"
 
 
 def changes_text(changes: Sequence[Change]) -> str:
@@ -164,7 +161,7 @@ def changes_markdown(changes: Sequence[Change]) -> str:
         for gate, items in c.added.items():
             lines.append(
                 f"- if **{c.new.scenario.name}** fails ({c.new.scenario.failure}): "
-                f"{_plural(len(items), 'more workload' if gate != 'spread-lost' else 'more group')} "
+                f"{plural(len(items), 'more workload' if gate != 'spread-lost' else 'more group')} "
                 f"{_WORDS[gate]}: {_list(list(items))}"
             )
         for gate, items in c.removed.items():

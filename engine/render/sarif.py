@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import Diagnostic, Span
+from engine.render.diff import clusters_text
 from engine.review.diff import Diff
 from engine.review.testing import Report
 
@@ -131,8 +132,7 @@ def diff_sarif(d: Diff, gates: set[str], version: str) -> str:
     for c in d.changes:
         categories = set(c.categories())
         gated = bool(categories & gates)
-        before = ", ".join(c.before) or ("unschedulable" if c.was_unschedulable else "(none)")
-        after = ", ".join(c.after) or ("unschedulable" if c.is_unschedulable else "(none)")
+        before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
         sources = sorted(
             {r.source for rs in (*c.rejections_added.values(), *c.rejections_removed.values()) for r in rs}
         )
