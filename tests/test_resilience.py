@@ -186,3 +186,16 @@ def test_base_ref_compares_with_the_committed_rules(tmp_path: Path, monkeypatch:
     result = CliRunner().invoke(main, [*args, "-o", "markdown"])
     assert result.exit_code == 0, result.output
     assert "- if **member3** fails (no-execute): 1 more workload unschedulable: streaming/orders-c" in result.output
+
+
+def test_change_lines_count_in_words() -> None:
+    """ "2 more unschedulable", not "2 mores"."""
+    from engine.render.resilience import changes_text
+    from engine.review.resilience import Impact, resilience_changes
+
+    scenario = Scenario("no-execute", ("m1",), "m1")
+    before = Impact(scenario, unschedulable=("ns/a",))
+    after = Impact(scenario, unschedulable=("ns/b", "ns/c"))
+    text = changes_text(resilience_changes([before], [after]))
+    assert "  + 2 more unschedulable: ns/b, ns/c" in text
+    assert "  - 1 fewer unschedulable: ns/a" in text

@@ -130,9 +130,9 @@ _WORDS = {
 def _change_lines(c: Change) -> list[str]:
     lines = [f"{c.new.scenario.name} ({c.new.scenario.failure}):"]
     for gate, items in c.added.items():
-        lines.append(f"  + {plural(len(items), 'more')} {_WORDS[gate]}: {_list(list(items))}")
+        lines.append(f"  + {len(items)} more {_WORDS[gate]}: {_list(list(items))}")
     for gate, items in c.removed.items():
-        lines.append(f"  - {plural(len(items), 'fewer')} {_WORDS[gate]}: {_list(list(items))}")
+        lines.append(f"  - {len(items)} fewer {_WORDS[gate]}: {_list(list(items))}")
     return lines
 
 
