@@ -21,7 +21,7 @@ import itertools
 import os
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,9 +168,11 @@ class Base:
             key: f"{p.span.file}:{p.span.line}" for key, p in self.scheduler.binding_policy.items() if p is not None
         }
         self.groups: dict[str, str] = {}  # binding → NAMESPACE/GROUP of its anti-affinity group
+        self.members: dict[str, list[str]] = defaultdict(list)  # NAMESPACE/GROUP → its bindings
         for key, props in self.scheduler.binding_facts.items():
             if props.get("anti_affinity_group"):
-                self.groups[key] = f"{props['namespace']}/{props['anti_affinity_group']}"
+                group = self.groups[key] = f"{props['namespace']}/{props['anti_affinity_group']}"
+                self.members[group].append(key)
 
     def close(self) -> None:
         self.scheduler.close()
@@ -241,7 +243,8 @@ class Base:
                 moved.append(key)
             replicas_lost += max(0, _replicas(before) - _replicas(after))
         spread_lost = []
-        for group, members in sorted(_members(self.groups, touched).items()):
+        for group in sorted({self.groups[key] for key in touched if key in self.groups}):
+            members = self.members[group]
             old = {c for key in members for c in self.bindings[key].cluster_names}
             new = {c for key in members for c in world.bindings[key].cluster_names}
             if len(new) < len(old):
@@ -262,16 +265,6 @@ class Base:
 def _replicas(binding: Binding) -> int:
     """The replicas the binding runs, over all its clusters (a Duplicated one runs its replicas on each)."""
     return sum(t.replicas for t in binding.clusters)
-
-
-def _members(groups: dict[str, str], touched: Iterable[str]) -> dict[str, list[str]]:
-    """Every member of each anti-affinity group that a touched binding belongs to."""
-    wanted = {groups[key] for key in touched if key in groups}
-    out: dict[str, list[str]] = defaultdict(list)
-    for key, group in groups.items():
-        if group in wanted:
-            out[group].append(key)
-    return out
 
 
 # ---------------------------------------------------------------- running a sweep
