@@ -31,7 +31,7 @@ from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, di
 from engine.evaluate import evaluate, evaluation_time
 from engine.evaluate import simulate as run_simulation
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
-from engine.inputs.events import load_events
+from engine.inputs.events import Event, load_events
 from engine.inputs.facts import Facts, rfc3339
 from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
 from engine.inputs.objects import load_facts
@@ -400,6 +400,13 @@ def _write_report(path: str | None, html: str) -> None:
         raise
 
 
+def _events(path: str) -> tuple[dt.datetime, list[Event]]:
+    """The --events file: its start and its events."""
+    if not Path(path).is_file():
+        raise UsageError(f"--events: no such file: {path}")
+    return load_events(Path(path))
+
+
 _FACTS = click.option(
     "--facts",
     "facts",
@@ -499,10 +506,7 @@ def convert(paths: Sequence[str], target: str) -> None:
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str, report_path: str | None) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
     rule_set = _rules(rules)
-    path = Path(events)
-    if not path.is_file():
-        raise UsageError(f"--events: no such file: {events}")
-    start, timeline = load_events(path)
+    start, timeline = _events(events)
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
         _warn(d)
@@ -773,9 +777,7 @@ def report(
     result = evaluate(rule_set, loaded, _now(now), reschedule == "all", _controller_flags(), reference=_reference())
     timeline = None
     if events is not None:
-        if not Path(events).is_file():
-            raise UsageError(f"--events: no such file: {events}")
-        start, planned = load_events(Path(events))
+        start, planned = _events(events)
         entries = run_simulation(rule_set, loaded, start, planned, _warn, _controller_flags(), _reference())
         timeline = (entries, start, {b.key: b.cluster_names for b in loaded.bindings})
     changes = None
