@@ -231,11 +231,12 @@ class Scheduler:
         (plugins/clusteraffinity: overflow applies to workloads only)."""
         scope = self.scope_ids[policy]
         revision = self.session.revision(scope)
-        cached = self._shared_cache.get((policy, term, workload))
+        tiers = self._overflow_tiers(policy, term) if workload else None
+        overflows = bool(tiers)  # without overflow groups, workloads and the rest share one result
+        cached = self._shared_cache.get((policy, term, overflows))
         if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
             return cached
         decisions = [d for d in self.session.decisions(scope) if self._counts(d, term)]
-        tiers = self._overflow_tiers(policy, term) if workload else None
         if tiers:
             rescued = {c for c, tier in tiers.items() if tier not in (0, NO_TIER)}  # in an overflow group
             decisions = [
@@ -259,7 +260,7 @@ class Scheduler:
             exemptable=[d for d in decisions if d.exempt],
             prefers=any(d.kind is DecisionKind.PREFER for d in decisions),
         )
-        self._shared_cache[(policy, term, workload)] = shared
+        self._shared_cache[(policy, term, overflows)] = shared
         return shared
 
     def _overflow_tiers(self, policy: str, term: str | None) -> dict[str, int] | None:
