@@ -367,7 +367,7 @@ def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, resch
     rule_set = _rules(rules)
     when, all_ = _now(now), reschedule == "all"
     loaded, flags = _facts(facts, rules), _controller_flags()
-    with _progress(len(loaded.bindings) if len(loaded.bindings) >= 5000 else 0, "bindings") as progress:
+    with _progress(_worth_a_bar(loaded, len(loaded.bindings)), "bindings") as progress:
         result = evaluate(rule_set, loaded, when, all_, flags, _reference(), progress)
     for d in result.warnings:
         _warn(d)
@@ -510,7 +510,8 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     loaded = _facts(facts, rules)
     for d in loaded.warnings:
         _warn(d)
-    entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags(), _reference())
+    with _progress(_worth_a_bar(loaded, len(timeline) + 1), "steps") as progress:
+        entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags(), _reference(), progress)
     initial = {b.key: b.cluster_names for b in loaded.bindings}
     _write_report(report_path, report_html(_package_version(), timeline=(entries, start, initial)))
     if output == "json":
@@ -597,8 +598,12 @@ def diff_command(
     when = _now(now)
     with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
         old_paths = list(base) if base else _rules_at(str(base_ref), head, Path(tmp))
-        old = evaluate(_rules(old_paths), loaded, when, reschedule == "all", _controller_flags(), _reference())
-    new = evaluate(_rules(head), loaded, when, reschedule == "all", _controller_flags(), _reference())
+        old_rules, new_rules = _rules(old_paths), _rules(head)
+        count = len(loaded.bindings)
+        with _progress(_worth_a_bar(loaded, 2 * count), "bindings (base, head)") as progress:
+            old = evaluate(old_rules, loaded, when, reschedule == "all", _controller_flags(), _reference(), progress)
+            then = None if progress is None else (lambda done: progress(count + done))
+            new = evaluate(new_rules, loaded, when, reschedule == "all", _controller_flags(), _reference(), then)
     result = compare(old, new, threshold)
     if output == "sarif":
         text = diff_sarif(result, gates, _package_version())
@@ -612,6 +617,15 @@ def diff_command(
     _say(text, nl=False)
     if any(result.count(g) for g in gates):
         sys.exit(EXIT_PROBLEMS)
+
+
+PROGRESS_FROM = 5000
+"""A snapshot with this many bindings takes long enough to show a progress bar for."""
+
+
+def _worth_a_bar(facts: Facts, total: int) -> int:
+    """``total`` steps for a progress bar over ``facts``, or 0 (no bar) for a small snapshot."""
+    return total if len(facts.bindings) >= PROGRESS_FROM else 0
 
 
 def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Callable[[int], None] | None]:
@@ -630,6 +644,7 @@ def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Calla
                 done[0] = count
 
             yield advance
+            advance(total)  # done: the last report may come before the last step
 
     return bar()
 

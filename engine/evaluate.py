@@ -66,6 +66,11 @@ def evaluation_time(now: object, name: str = "now") -> dt.datetime | None:
     return now
 
 
+def _progress_argument(progress: object) -> None:
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress: expected a function of the number of steps done, found {type(progress).__name__}")
+
+
 def evaluate(
     rules: RuleSet,
     facts: Facts,
@@ -85,10 +90,7 @@ def evaluate(
     rule inside durable-rules, without the indexed joins (slow; the same result, which tests check);
     ``progress`` hears how many bindings are placed (for a progress bar)."""
     _arguments(rules, facts, controllers)
-    if progress is not None and not callable(progress):
-        raise UsageError(
-            f"progress: expected a function of the number of bindings done, found {type(progress).__name__}"
-        )
+    _progress_argument(progress)
     now = evaluation_time(now)
     scheduler = scheduler_for(rules, facts, reference is True)
     try:
@@ -127,10 +129,13 @@ def simulate(
     warn: Callable[[Diagnostic], None] | None = None,
     controllers: Controllers = DEFAULT_CONTROLLERS,
     reference: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[Entry, ...]:
     """Failover through time from ``start``: the timeline of what the events and controllers did;
-    ``warn`` hears what will not happen as the policies say (a kind without a health interpreter)."""
+    ``warn`` hears what will not happen as the policies say (a kind without a health interpreter);
+    ``progress`` hears how many of ``len(events) + 1`` steps are done (for a progress bar)."""
     _arguments(rules, facts, controllers)
+    _progress_argument(progress)
     if not isinstance(start, dt.datetime) or start.tzinfo is None:
         raise UsageError(f"start: expected an aware datetime, found {start!r}")
     scheduler = scheduler_for(rules, facts, reference is True)
@@ -139,6 +144,6 @@ def simulate(
         for d in simulator.warnings:
             if warn is not None:
                 warn(d)
-        return simulator.run(events)
+        return simulator.run(events, progress)
     finally:
         scheduler.close()

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from engine.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BAD = "tests/golden/errors/three_errors.fr"
 MESSY = Path(__file__).parent / "golden" / "syntax" / "messy_layout.fr"
@@ -134,3 +138,53 @@ def test_long_evaluations_report_progress_to_a_callback_and_draw_no_bar_on_a_pip
     assert calls == [1000, 2000]
     with pytest.raises(UsageError, match="progress: expected a function"):
         evaluate(load_rules([rules]), load_facts(objects=objects[:2]), progress=3)  # type: ignore[arg-type]
+
+
+def test_simulations_report_progress_by_step() -> None:
+    from engine import load_facts, load_rules
+    from engine import simulate as simulate_api
+    from engine.inputs.events import load_events
+
+    folder = ROOT / "examples" / "flink-checkpoint"
+    start, events = load_events(folder / "events" / "job-fails.yaml")
+    calls: list[int] = []
+    simulate_api(
+        load_rules([folder / "policy.fr"]), load_facts([folder / "facts"]), start, events, progress=calls.append
+    )
+    assert calls[0] == 1 and calls[-1] == len(events) + 1 and calls == sorted(calls)
+
+
+@pytest.mark.parametrize("verb", ["eval", "simulate", "diff"])
+def test_a_terminal_shows_a_progress_bar_for_a_large_snapshot(verb: str) -> None:
+    """On a terminal (a pseudo-terminal here) a bar is drawn on stderr; the threshold is lowered so that the
+    example counts as large. On a pipe (every other test) nothing is drawn."""
+    import pty
+    import subprocess
+
+    folder = ROOT / "examples" / ("flink-checkpoint" if verb == "simulate" else "flink-ha")
+    args = {
+        "eval": ["eval", "policy.fr", "--facts", "facts"],
+        "simulate": ["simulate", "policy.fr", "--facts", "facts", "--events", "events/job-fails.yaml"],
+        "diff": ["diff", "--base", "policy.fr", "--head", "policy.fr", "--facts", "facts"],
+    }[verb]
+    code = f"import sys, engine.cli as c; c.PROGRESS_FROM = 1; sys.argv = ['fleetrules', *{args!r}]; c.main()"
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, stderr=follower, stdout=subprocess.PIPE, env=env, timeout=120
+    )
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(leader)
+    assert run.returncode == 0, drawn
+    label = {"eval": b"bindings", "simulate": b"steps", "diff": b"bindings (base, head)"}[verb]
+    assert label in drawn and b"100%" in drawn
+    assert b"100%" not in run.stdout  # the bar never reaches the output

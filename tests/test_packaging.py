@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -124,3 +125,42 @@ def test_the_sdist_carries_the_sources_a_wheel_is_built_from(tmp_path: Path) -> 
     (wheel,) = (tmp_path / "dist").glob("fleetrules-*.whl")
     built = zipfile.ZipFile(wheel).namelist()
     assert "engine/grammar/fleetrules.lark" in built and "engine/render/templates/report.html.j2" in built
+
+
+def test_pipx_installs_the_wheel_as_users_install_the_command(tmp_path: Path) -> None:
+    """`pipx install fleetrules-….whl`: pipx (a dev dependency) makes its own venv, installs the wheel's
+    dependencies into it from the package index, and links both commands into its bin directory."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = (tmp_path / "dist").glob("fleetrules-*.whl")
+    homes = {name: str(tmp_path / name) for name in ("PIPX_HOME", "PIPX_BIN_DIR", "PIPX_MAN_DIR")}
+    env = {**os.environ, **homes, "PIPX_DEFAULT_PYTHON": sys.executable}
+    installed = subprocess.run(
+        [sys.executable, "-m", "pipx", "install", str(wheel)], env=env, capture_output=True, text=True
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    bin_dir = Path(homes["PIPX_BIN_DIR"])
+    assert {p.name for p in bin_dir.iterdir()} >= {"fleetrules", "kubectl-fleetrules"}
+    result = subprocess.run(
+        [bin_dir / "fleetrules", "eval", "examples/flink-ha/policy.fr", "--facts", "examples/flink-ha/facts"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "streaming/orders-a-flinkdeployment" in result.stdout
+    # the command runs from pipx's venv, not from this checkout
+    where = subprocess.run(
+        [
+            Path(homes["PIPX_HOME"]) / "venvs" / "fleetrules" / "bin" / "python",
+            "-c",
+            "import engine; print(engine.__file__)",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert where.stdout.startswith(homes["PIPX_HOME"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -243,11 +243,14 @@ class Simulator:
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
-    def run(self, events: Sequence[Event]) -> tuple[Entry, ...]:
-        """Step through ``events`` and the deadlines they cause; the timeline."""
+    def run(self, events: Sequence[Event], progress: Callable[[int], None] | None = None) -> tuple[Entry, ...]:
+        """Step through ``events`` and the deadlines they cause; the timeline. ``progress`` hears how many
+        steps of ``len(events) + 1`` are done (the start, then each event's)."""
         pending = list(events)
         end = (pending[-1].at if pending else self.world.now) + HORIZON
         self.step()
+        if progress is not None:
+            progress(1)
         while True:
             deadline = self.next_deadline()
             candidates = [t for t in (pending[0].at if pending else None, deadline) if t is not None]
@@ -257,4 +260,6 @@ class Simulator:
             while pending and pending[0].at <= self.world.now:
                 self.apply(pending.pop(0))
             self.step()
+            if progress is not None:
+                progress(1 + len(events) - len(pending))
         return tuple(self.entries)
