@@ -152,9 +152,10 @@ _CONTROLLER = click.option(
     callback=_kept(_CONTROLLERS_KEY, Controllers.parse),
     expose_value=False,
     metavar="FLAG=VALUE",
-    help="A karmada-controller-manager flag that changes failover (repeatable): "
+    help="A karmada-controller-manager flag that changes failover or policy choice (repeatable): "
     "enable-no-execute-taint-eviction=true|false (fleetrules assumes true; Karmada's default is false), "
-    "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m.",
+    "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m, "
+    "feature-gates=PolicyPreemption=true (off by default, as in Karmada).",
 )
 
 

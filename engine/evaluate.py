@@ -19,13 +19,18 @@ from engine.schedule.reschedule import Trigger
 from engine.schedule.scheduler import Scheduler
 
 
-def scheduler_for(rules: RuleSet, facts: Facts, reference: bool = False) -> Scheduler:
+def scheduler_for(
+    rules: RuleSet, facts: Facts, reference: bool = False, controllers: Controllers = DEFAULT_CONTROLLERS
+) -> Scheduler:
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies;
-    ``reference``: every rule evaluated inside durable-rules, without the indexed joins."""
+    ``reference``: every rule evaluated inside durable-rules, without the indexed joins; ``controllers``:
+    the controller manager's flags (its resource detector's PolicyPreemption gate)."""
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
-    scheduler = Scheduler(program(policies, tuple(rules.rules), reference), policies, facts)
+    scheduler = Scheduler(
+        program(policies, tuple(rules.rules), reference), policies, facts, controllers.policy_preemption
+    )
     try:
         scheduler.load()
     except BaseException:
@@ -92,7 +97,7 @@ def evaluate(
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
     now = evaluation_time(now)
-    scheduler = scheduler_for(rules, facts, reference is True)
+    scheduler = scheduler_for(rules, facts, reference is True, controllers)
     try:
         placements = scheduler.schedule_all(reschedule_all, progress)
         evictions: tuple[Eviction, ...] = ()
@@ -138,7 +143,7 @@ def simulate(
     _progress_argument(progress)
     if not isinstance(start, dt.datetime) or start.tzinfo is None:
         raise UsageError(f"start: expected an aware datetime, found {start!r}")
-    scheduler = scheduler_for(rules, facts, reference is True)
+    scheduler = scheduler_for(rules, facts, reference is True, controllers)
     try:
         simulator = Simulator(scheduler, start, controllers)
         for d in simulator.warnings:

@@ -81,6 +81,7 @@ class Placement:
     # why the scheduler ran this binding (engine.schedule.reschedule.Trigger); "" when it is settled
     trigger: str = ""
     settled: bool = False  # not run: it keeps spec.clusters (previous)
+    settled_why: str = ""  # with settled, why when it is not engine.schedule.reschedule.SETTLED
     # cluster → replicas of each selected cluster (spec.clusters[].replicas; 0 for a non-workload)
     replicas: Mapping[str, int] = field(default_factory=dict)
     at_now: BindingState | None = None  # with an evaluation time: the binding's tasks and Works then

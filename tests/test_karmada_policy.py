@@ -203,15 +203,18 @@ def test_karmada_validation_of_policies(tmp_path: Path, change: str, message: st
 @pytest.mark.parametrize(
     ("field", "said"),
     [
-        ("preemption: Always", "preemption acts only with the PolicyPreemption feature gate (alpha, off by default)"),
+        ("preemption: Always", None),  # evaluated (the gate is an evaluation flag: tests/test_policy_choice.py)
         ("preemption: Never", None),  # the default: nothing to say
+        ("activationPreference: Lazy", None),
+        ("activationPreference: Eager", 'Unsupported value: "Eager": supported values: "Lazy"'),
         ("preemption: Sometimes", 'Unsupported value: "Sometimes": supported values: "Always", "Never"'),
         ("schedulerName: my-scheduler", "bindings of this policy wait for scheduler 'my-scheduler'"),
         ("schedulerName: default-scheduler", None),
     ],
 )
 def test_spec_fields_fleetrules_takes_at_their_default(tmp_path: Path, field: str, said: str | None) -> None:
-    """pkg/features PolicyPreemption {Default: false, Alpha}: without the gate the detector never preempts."""
+    """The CRD's enums (pkg/apis/policy/v1alpha1/propagation_types.go: Preemption Always;Never,
+    ActivationPreference Lazy); schedulerName other than Karmada's own is said."""
     (tmp_path / "p.yaml").write_text(
         "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\n"
         f"spec:\n  {field}\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment}}]\n"
@@ -255,3 +258,21 @@ def test_max_groups_zero_is_not_set_to_the_webhook(tmp_path: Path) -> None:
     )
     rule_set = load_rules([path])
     assert any("Karmada takes maxGroups 0" in w.message for w in rule_set.warnings)
+
+
+def test_preemption_and_activation_convert_both_ways(tmp_path: Path) -> None:
+    """spec.preemption and spec.activationPreference are evaluated: they become statements of the language
+    and come back as the same fields."""
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\n"
+        "spec:\n  priority: 3\n  preemption: Always\n  activationPreference: Lazy\n"
+        "  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]\n"
+    )
+    dsl = CliRunner().invoke(main, ["convert", str(path)])
+    assert dsl.exit_code == 0 and "  preemption always\n  activation lazy\n" in dsl.stdout
+    (tmp_path / "p.fr").write_text(dsl.stdout)
+    back = CliRunner().invoke(main, ["convert", "--to", "yaml", str(tmp_path / "p.fr")])
+    assert (
+        back.exit_code == 0 and "preemption: Always\n" in back.stdout and "activationPreference: Lazy\n" in back.stdout
+    )

@@ -5,12 +5,14 @@ ClusterPropagationPolicies) and policy identity (NAMESPACE/NAME)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine import evaluate, load_facts, load_rules
+from engine.failover.controllers import Controllers
 
 META: dict[str, Any] = {"name": "nginx", "namespace": "test"}
 NGINX: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": META}
@@ -165,3 +167,116 @@ def test_a_policy_with_several_resource_selectors_stays_one_policy(tmp_path: Pat
     )
     rules = load_rules([tmp_path / "pp.yaml"])
     assert [p.name.value for p in rules.policies] == ["test/web"]
+
+
+def cluster_claimed(by: str) -> dict[str, Any]:
+    meta = {
+        **META,
+        "labels": {"clusterpropagationpolicy.karmada.io/permanent-id": "c3d4"},
+        "annotations": {"clusterpropagationpolicy.karmada.io/name": by},
+    }
+    return {**NGINX, "metadata": meta}
+
+
+GATE_ON = Controllers.parse(["feature-gates=PolicyPreemption=true"])
+
+# pkg/detector/preemption.go: preemptPropagationPolicy, preemptClusterPropagationPolicyDirectly,
+# preemptClusterPropagationPolicy (the template is fetched by each resource selector's name)
+PREEMPTION = [
+    (
+        "a PropagationPolicy of higher priority takes it from a PropagationPolicy",
+        f"policy test/old {{ {ALL} }}\npolicy test/new {{ {BY_NAME} priority 5 preemption always }}",
+        claimed("test/old"),
+        "test/new",
+    ),
+    (
+        "not with equal priority (policy.ExplicitPriority() <= claimedPolicy.ExplicitPriority())",
+        f"policy test/old {{ {ALL} priority 5 }}\npolicy test/new {{ {BY_NAME} priority 5 preemption always }}",
+        claimed("test/old"),
+        "test/old",
+    ),
+    (
+        "not without preemption Always (preemptionEnabled)",
+        f"policy test/old {{ {ALL} }}\npolicy test/new {{ {BY_NAME} priority 5 preemption never }}",
+        claimed("test/old"),
+        "test/old",
+    ),
+    (
+        "not by a label selector: the template is fetched by the selector's name",
+        f"policy test/old {{ {ALL} }}\npolicy test/new {{ {BY_LABEL} priority 5 preemption always }}",
+        claimed("test/old"),
+        "test/old",
+    ),
+    (
+        "a PropagationPolicy takes it from a ClusterPropagationPolicy whatever the priorities",
+        f"policy old {{ {ALL} priority 100 }}\npolicy test/new {{ {BY_NAME} priority -3 preemption always }}",
+        cluster_claimed("old"),
+        "test/new",
+    ),
+    (
+        "a ClusterPropagationPolicy of higher priority takes it from a ClusterPropagationPolicy",
+        f"policy old {{ {ALL} priority 1 }}\npolicy new {{ {BY_NAME} priority 2 preemption always }}",
+        cluster_claimed("old"),
+        "new",
+    ),
+    (
+        "a ClusterPropagationPolicy never takes it from a PropagationPolicy",
+        f"policy test/old {{ {ALL} }}\npolicy new {{ {BY_NAME} priority 9 preemption always }}",
+        claimed("test/old"),
+        "test/old",
+    ),
+    (
+        "preemptions in turn end with the preemptor of highest priority",
+        f"policy test/old {{ {ALL} }}\npolicy test/mid {{ {BY_NAME} priority 3 preemption always }}\n"
+        f"policy test/top {{ {BY_NAME} priority 7 preemption always }}",
+        claimed("test/old"),
+        "test/top",
+    ),
+    (
+        "from a ClusterPropagationPolicy, the PropagationPolicy preemptor wins over a higher ClusterPropagationPolicy",
+        f"policy old {{ {ALL} }}\npolicy new {{ {BY_NAME} priority 9 preemption always }}\n"
+        f"policy test/local {{ {BY_NAME} priority 1 preemption always }}",
+        cluster_claimed("old"),
+        "test/local",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rules", "workload", "expected"), [c[1:] for c in PREEMPTION], ids=[c[0] for c in PREEMPTION])
+def test_preemption_with_the_policy_preemption_gate(
+    tmp_path: Path, rules: str, workload: dict[str, Any], expected: str
+) -> None:
+    (tmp_path / "rules.fr").write_text(rules)
+    result = evaluate(load_rules([tmp_path / "rules.fr"]), load_facts(objects=[CLUSTER, workload]), controllers=GATE_ON)
+    assert result.placements[0].policy == expected
+    preempted = [w.message for w in result.warnings if "preempted from policy" in w.message]
+    notes = workload["metadata"]["annotations"]
+    holder = notes.get("clusterpropagationpolicy.karmada.io/name") or "/".join(
+        (notes["propagationpolicy.karmada.io/namespace"], notes["propagationpolicy.karmada.io/name"])
+    )
+    assert bool(preempted) == (expected != holder)
+    assert not any("PolicyPreemption feature gate" in w.message for w in result.warnings)
+
+
+def test_without_the_gate_a_preempting_policy_is_warned_about_and_the_claim_holds(tmp_path: Path) -> None:
+    """pkg/features PolicyPreemption {Default: false, Alpha}: preemptionEnabled is false without the gate."""
+    rules = f"policy test/old {{ {ALL} }}\npolicy test/new {{ {BY_NAME} priority 5 preemption always }}"
+    (tmp_path / "rules.fr").write_text(rules)
+    result = evaluate(load_rules([tmp_path / "rules.fr"]), load_facts(objects=[CLUSTER, claimed("test/old")]))
+    assert result.placements[0].policy == "test/old"
+    (said,) = [w for w in result.warnings if "PolicyPreemption feature gate" in w.message]
+    assert said.span is not None and said.span.line == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("feature-gates=PolicyPreemption=maybe", "invalid value of PolicyPreemption: 'maybe'"),
+        ("feature-gates=Failover=true", "NAME one of PolicyPreemption"),
+        ("feature-gates=PolicyPreemption", "expected feature-gates=NAME=true|false"),
+    ],
+)
+def test_feature_gates_are_parsed_as_the_controller_manager_does(flag: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Controllers.parse([flag])
+    assert Controllers.parse(["feature-gates=PolicyPreemption=false,PolicyPreemption=1"]).policy_preemption

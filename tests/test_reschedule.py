@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,13 @@ import pytest
 
 from engine import evaluate, load_facts, load_rules
 from engine.inputs.facts import Binding, Cluster, TargetCluster
-from engine.schedule.reschedule import Trigger, placement_changed, replicas_changed, trigger
+from engine.schedule.reschedule import (
+    Trigger,
+    held_by_lazy_activation,
+    placement_changed,
+    replicas_changed,
+    trigger,
+)
 from engine.syntax import ast
 from engine.syntax.parse import parse
 
@@ -297,3 +304,41 @@ def test_the_command_line_reports_settled_bindings_and_reschedules_all(tmp_path:
     assert everything.exit_code == 0 and '"scheduledBecause": "every binding is rescheduled' in everything.stdout
     explained = CliRunner().invoke(main, ["explain", *args[1:], "--binding", "n/a-deployment", "--cluster", "m2"])
     assert explained.exit_code == 0 and "the scheduler would not run it" in explained.stdout
+
+
+def test_a_lazy_policy_leaves_a_scheduled_binding_on_the_placement_it_was_scheduled_with() -> None:
+    """pkg/detector/detector.go ApplyPolicy: for a change that Karmada made (a policy change), a policy with
+    activationPreference Lazy does not refresh the binding, so its spec.placement stays as applied and
+    doScheduleBinding finds no placement change. A binding not scheduled yet is scheduled as usual."""
+    changed = binding(clusters=PLACED, applied_placement=json.dumps({"clusterAffinity": M1}))
+    eager, lazy = policy("clusters { names m1, m2 }"), policy("clusters { names m1, m2 }\nactivation lazy")
+    assert trigger(changed, eager, CLUSTERS) == Trigger.PLACEMENT
+    assert trigger(changed, lazy, CLUSTERS) is None and held_by_lazy_activation(changed, lazy)
+    assert trigger(binding(), lazy, CLUSTERS) == Trigger.PENDING
+    # the other triggers read the binding itself, Lazy or not
+    more = replace(changed, replicas=3, replica_scheduling="Duplicated")
+    assert trigger(more, lazy, CLUSTERS) == Trigger.REPLICAS
+    unchanged = binding(clusters=PLACED, applied_placement=APPLIED)
+    assert not held_by_lazy_activation(unchanged, lazy)
+
+
+def test_a_lazy_policy_change_is_reported_as_waiting_for_the_workload(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    (tmp_path / "p.fr").write_text(
+        GROUPED.replace("by app.example.com/group", "by app.example.com/group\n  activation lazy")
+    )
+    settled = rb("a", ["m2"], applied=False)
+    settled["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"clusterAffinity": M1})}
+    objects = [cluster_obj("m1"), cluster_obj("m2"), settled, workload("a")]
+    result = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects))
+    a = result.placement("n/a-deployment")
+    assert a.settled and a.clusters == ("m2",) and "activationPreference is Lazy" in a.settled_why
+    (tmp_path / "facts.json").write_text(json.dumps({"kind": "List", "items": objects}))
+    args = ["eval", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "facts.json")]
+    out = CliRunner().invoke(main, args).stdout
+    assert "settled: kept on its clusters: its policy's activationPreference is Lazy" in out
+    everything = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True)
+    assert everything.placement("n/a-deployment").trigger == Trigger.ALL

@@ -129,6 +129,16 @@ class _Checker:
             assert isinstance(priority, ast.Priority)
             if not -(2**31) <= priority.value.value <= INT32_MAX:
                 self.err("priority must fit a 32-bit integer (spec.priority is an int32)", priority.span)
+        for kind, label, modes in (
+            (ast.Preemption, "preemption", ast.PREEMPTION_MODES),
+            (ast.Activation, "activation", ast.ACTIVATION_MODES),
+        ):
+            found = policy.of_type(kind)
+            for extra in found[1:]:
+                self.err(f"duplicate {label}; a policy has one", extra.span)
+            for stmt in found:
+                assert isinstance(stmt, (ast.Preemption, ast.Activation))
+                self.enum(stmt.mode, label, tuple(modes))
         self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
         self.overflow(policy)
         seen_tolerations: set[ast.Toleration] = set()

@@ -35,7 +35,8 @@ GRACEFUL_EVICTION_TIMEOUT = 600  # --graceful-eviction-timeout (10m)
 
 @dataclass(frozen=True)
 class Controllers:
-    """The karmada-controller-manager flags that change failover, by their flag names.
+    """The karmada-controller-manager flags that change failover (and, for its resource detector, which
+    policy claims a workload), by their flag names.
 
     fleetrules assumes the taint manager acts (``enable-no-execute-taint-eviction=true`` and the Failover
     feature gate on): Karmada's defaults leave it off, and then NoExecute taints evict nothing."""
@@ -44,12 +45,16 @@ class Controllers:
     # --no-execute-taint-eviction-purge-mode: for policies without a failover.cluster block
     taint_purge_mode: str = "Gracefully"
     graceful_eviction_timeout: int = GRACEFUL_EVICTION_TIMEOUT  # --graceful-eviction-timeout, seconds
+    # --feature-gates=PolicyPreemption=true: the resource detector (in the controller manager) preempts
+    policy_preemption: bool = False
 
     FLAGS = (
         "enable-no-execute-taint-eviction",
         "no-execute-taint-eviction-purge-mode",
         "graceful-eviction-timeout",
+        "feature-gates",
     )
+    GATES = ("PolicyPreemption",)  # the feature gates fleetrules models
 
     @classmethod
     def parse(cls, settings: Sequence[str]) -> Controllers:
@@ -67,11 +72,29 @@ class Controllers:
                 if value not in ("Directly", "Gracefully"):
                     raise ValueError(f'{item!r}: Invalid mode: supported values are "Directly" and "Gracefully"')
                 out = replace(out, taint_purge_mode=value)
+            elif flag == "feature-gates":
+                out = out._gates(item, value)
             else:
                 seconds = parse_duration(value)
                 if seconds is None or seconds <= 0:
                     raise ValueError(f"{item!r}: expected a positive duration such as 10m or 600s")
                 out = replace(out, graceful_eviction_timeout=seconds)
+        return out
+
+    def _gates(self, item: str, value: str) -> Controllers:
+        """``--feature-gates=NAME=BOOL,…`` as component-base parses it (bool as strconv.ParseBool)."""
+        out = self
+        for part in value.split(","):
+            gate, sep, setting = part.strip().partition("=")
+            if not sep or gate not in self.GATES:
+                raise ValueError(
+                    f"{item!r}: expected feature-gates=NAME=true|false with NAME one of {', '.join(self.GATES)} "
+                    "(the gates fleetrules models)"
+                )
+            on = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}.get(setting.lower())
+            if on is None:
+                raise ValueError(f"{item!r}: invalid value of {gate}: {setting!r}, expected true or false")
+            out = replace(out, policy_preemption=on)
         return out
 
 

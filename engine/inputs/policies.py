@@ -26,8 +26,8 @@ _PLACEMENT = {
 _SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption",
          "dependentOverrides", "schedulerName", "conflictResolution", "activationPreference", "suspension",
          "preserveResourcesOnDeletion", "association"}  # fmt: skip
-_NOT_EVALUATED = {"preemption", "dependentOverrides", "schedulerName", "conflictResolution",
-                  "activationPreference", "suspension", "preserveResourcesOnDeletion", "association"}  # fmt: skip
+_NOT_EVALUATED = {"dependentOverrides", "schedulerName", "conflictResolution", "suspension",
+                  "preserveResourcesOnDeletion", "association"}  # fmt: skip
 
 
 # spec fields fleetrules does not evaluate, at values where that changes nothing
@@ -93,17 +93,7 @@ class _Converter:
     def _not_evaluated(self, spec: dict[str, Any], key: str) -> None:
         """A spec field fleetrules does not evaluate: say so, or why its default already is Karmada's."""
         value, path = spec[key], f"spec.{key}"
-        if key == "preemption":
-            if value not in ("Always", "Never"):
-                self.fail(spec, path, f'Unsupported value: {json.dumps(value)}: supported values: "Always", "Never"')
-            elif value == "Always":
-                self.warn(
-                    spec,
-                    path,
-                    "preemption acts only with the PolicyPreemption feature gate (alpha, off by default); fleetrules "
-                    "evaluates as with it off: a workload claimed by another policy stays with that policy",
-                )
-        elif key == "schedulerName":
+        if key == "schedulerName":
             if value != "default-scheduler":
                 self.warn(
                     spec,
@@ -241,6 +231,25 @@ class _Converter:
             )
         return tuple(stmts)
 
+    def modes(self, spec: dict[str, Any]) -> list[ast.PolicyStmt]:
+        """spec.preemption and spec.activationPreference, checked against their enums as the CRD does
+        (an empty activationPreference is the default)."""
+        out: list[ast.PolicyStmt] = []
+        for key, modes, make in (
+            ("preemption", ast.PREEMPTION_MODES, ast.Preemption),
+            ("activationPreference", ast.ACTIVATION_MODES, ast.Activation),
+        ):
+            value = spec.get(key)
+            if value is None or (key == "activationPreference" and value == ""):
+                continue
+            word = {karmada: ours for ours, karmada in modes.items()}.get(value) if isinstance(value, str) else None
+            if word is None:
+                supported = ", ".join(json.dumps(v) for v in modes.values())
+                self.fail(spec, f"spec.{key}", f"Unsupported value: {json.dumps(value)}: supported values: {supported}")
+                continue
+            out.append(make(ast.Word(word, span=self.span(spec, key)), span=self.span(spec, key)))
+        return out
+
     # ------------------------------------------------------------ the policy
     def policy(self, obj: dict[str, Any]) -> list[ast.Policy]:
         meta = self.mapping(obj.get("metadata"), obj, "metadata")
@@ -263,6 +272,7 @@ class _Converter:
                 stmts.append(ast.Priority(ast.Number(priority, span=self.span(spec, "priority")), span=self.span(spec)))
             else:
                 self.fail(spec, "spec.priority", f"expected an integer, found {priority!r}")
+        stmts += self.modes(spec)
         stmts += self.placement(placement)
         failover = self.mapping(spec.get("failover"), spec, "spec.failover")
         if failover.get("application") is not None and spec.get("propagateDeps") is not True:

@@ -154,6 +154,10 @@ class _Writer:
         for s in policy.statements:
             if isinstance(s, ast.Priority):
                 spec["priority"] = s.value.value
+            elif isinstance(s, ast.Preemption):
+                spec["preemption"] = ast.PREEMPTION_MODES[s.mode.value]
+            elif isinstance(s, ast.Activation):
+                spec["activationPreference"] = ast.ACTIVATION_MODES[s.mode.value]
             elif isinstance(s, ast.ClusterAffinity):
                 if s.name is None:
                     placement["clusterAffinity"] = self.affinity(s.statements)

@@ -38,7 +38,7 @@ def placement_data(p: Placement) -> dict[str, Any]:
     if p.affinity_term is not None:
         data["affinityTerm"] = p.affinity_term
     if p.settled:
-        data["settled"] = SETTLED
+        data["settled"] = p.settled_why or SETTLED
     elif p.trigger:
         data["scheduledBecause"] = str(p.trigger)
     if p.at_now is not None:
@@ -88,7 +88,7 @@ def to_text(result: Result) -> str:
     for p in result.placements:
         lines.append(f"{p.binding}  (policy {p.policy})")
         if p.settled:
-            lines.append(f"  settled: {SETTLED}")
+            lines.append(f"  settled: {p.settled_why or SETTLED}")
         if p.unschedulable:
             lines.append(f"  UNSCHEDULABLE: {p.message}")
         if p.clusters or not p.unschedulable:
@@ -184,7 +184,8 @@ def explain_text(p: Placement, cluster: str, evictions: Sequence[Eviction] = ())
 def _decision_lines(p: Placement, cluster: str) -> list[str]:
     if p.settled:
         where = "one of its clusters" if cluster in p.clusters else "not one of its clusters"
-        return [f"{p.binding} on {cluster}: {where}; the scheduler would not run it ({SETTLED}; --reschedule all)"]
+        why = p.settled_why or f"{SETTLED}; --reschedule all"
+        return [f"{p.binding} on {cluster}: {where}; the scheduler would not run it ({why})"]
     if cluster in p.clusters:
         verdict = f"selected (score {p.scores.get(cluster, 0)})"
         if p.replicas.get(cluster):

@@ -154,7 +154,7 @@ class Base:
     def __init__(
         self, rules: RuleSet, facts: Facts, controllers: Controllers = DEFAULT_CONTROLLERS, reference: bool = False
     ) -> None:
-        self.scheduler = scheduler_for(rules, facts, reference)
+        self.scheduler = scheduler_for(rules, facts, reference, controllers)
         self.simulator = Simulator(self.scheduler, BASE_TIME, controllers)
         self.simulator.step()  # every binding placed, Works created: the fleet before anything fails
         world = self.simulator.world

@@ -34,6 +34,12 @@ SETTLED = (
     "kept on its clusters: placement as applied (policy.karmada.io/applied-placement), replicas as "
     "assigned, no reschedule triggered, no target cluster being deleted"
 )
+# what a settled binding of a Lazy policy whose placement changed is reported with
+LAZY = (
+    "kept on its clusters: its policy's activationPreference is Lazy, so the policy's changed placement waits "
+    "for the next change of the workload itself (pkg/detector ApplyPolicy); --reschedule all places it as the "
+    "policy says now"
+)
 
 
 def _parts(stmts: Sequence[ast.PolicyStmt]) -> dict[str, tuple[ast.PolicyStmt, ...]]:
@@ -96,11 +102,22 @@ def reschedule_required(binding: Binding) -> bool:
     return triggered is not None and last is not None and triggered > last
 
 
+def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
+    """A scheduled binding whose policy changed its placement, where the policy is Lazy: the detector does
+    not refresh the binding for a change of the policy (only for a change of the workload), so its
+    spec.placement is still the one it was scheduled with."""
+    return (
+        policy.lazy
+        and bool(binding.clusters)
+        and placement_changed(policy, binding.applied_placement, binding.observed_affinity_name)
+    )
+
+
 def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster]) -> Trigger | None:
     """Why the scheduler would run ``binding`` now; None when it is settled."""
     if not binding.clusters:
         return Trigger.PENDING
-    if placement_changed(policy, binding.applied_placement, binding.observed_affinity_name):
+    if not policy.lazy and placement_changed(policy, binding.applied_placement, binding.observed_affinity_name):
         return Trigger.PLACEMENT
     if replicas_changed(binding):
         return Trigger.REPLICAS

@@ -38,7 +38,7 @@ from engine.schedule.replicas import (
     assign_overflow,
     estimate,
 )
-from engine.schedule.reschedule import Trigger, reschedule_required, trigger
+from engine.schedule.reschedule import LAZY, Trigger, held_by_lazy_activation, reschedule_required, trigger
 from engine.schedule.selection import select_policy
 from engine.schedule.spread import SelectError, cluster_count, select
 from engine.schedule.views import Constant, Overlay, Subset
@@ -55,8 +55,11 @@ class Scheduler:
     ``load`` asserts the facts, ``decide`` places one binding (and tells the engine), ``update_cluster``
     and ``update_binding`` change what the failover controllers change; ``close`` ends the session."""
 
-    def __init__(self, program: Program, policies: Sequence[ast.Policy], facts: Facts) -> None:
+    def __init__(
+        self, program: Program, policies: Sequence[ast.Policy], facts: Facts, preemption: bool = False
+    ) -> None:
         self.program = program
+        self.preemption = preemption  # the PolicyPreemption feature gate
         self.compiled = program.compiled
         self.symbols = program.compiled.symbols
         self.facts = facts
@@ -164,6 +167,7 @@ class Scheduler:
             binding.resource_name,
             binding.labels,
             binding.claim,
+            self.preemption,
         )
         self.binding_policy[binding.key] = choice.policy
         if choice.note:
@@ -532,6 +536,7 @@ class Scheduler:
     def settled(self, binding: Binding, policy: ast.Policy) -> Placement:
         """A binding the scheduler would not run: it keeps its clusters (their placement facts stay)."""
         return Placement(
+            settled_why=LAZY if held_by_lazy_activation(binding, policy) else "",
             binding=binding.key,
             policy=policy.name.value,
             clusters=binding.cluster_names,
@@ -561,6 +566,16 @@ class Scheduler:
                 "APIEnablement filter places nothing new on a cluster whose APIs it does not know"
             )
             out.append(warning(message, subject="clusters"))
+        if not self.preemption:
+            for policy in self.policies.values():
+                for stmt in policy.of_type(ast.Preemption):
+                    if policy.preempts:
+                        message = (
+                            f"policy {policy.name.value}: preemption acts only with the PolicyPreemption feature "
+                            "gate (alpha, off by default), so a workload claimed by another policy stays with it; "
+                            "--controller feature-gates=PolicyPreemption=true evaluates with the gate on"
+                        )
+                        out.append(warning(message, stmt.span))
         unmatched = set(self.unmatched)
         for binding in self.facts.bindings:
             key, note = binding.key, self.notes.get(binding.key)

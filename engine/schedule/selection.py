@@ -9,8 +9,14 @@ propagateResource, compare.go getHighestPriority*, pkg/util/selector.go Resource
    match of everything), then name. The first wins.
 3. Only when no PropagationPolicy matches are the ClusterPropagationPolicies ranked the same way.
 
-Preemption (spec.preemption: Always) needs the PolicyPreemption feature gate, alpha and off by default;
-fleetrules evaluates as with it off (check warns): a claimed workload stays claimed.
+With the PolicyPreemption feature gate (alpha, off by default: `--controller
+feature-gates=PolicyPreemption=true`), a policy with `preemption: Always` takes a claimed workload that one
+of its resource selectors names (pkg/detector/preemption.go: the template is fetched by the selector's
+name): a PropagationPolicy from a ClusterPropagationPolicy whatever the priorities, and from a
+PropagationPolicy of lower explicit priority; a ClusterPropagationPolicy only from a ClusterPropagationPolicy
+of lower explicit priority. Preemption is repeated while a preemptor outranks the claim, so the last
+claim is the highest-priority preemptor's (a PropagationPolicy's, when there is one); between preemptors of
+equal priority Karmada keeps whichever reconciled first, fleetrules the one ranked first as above.
 """
 
 from __future__ import annotations
@@ -76,6 +82,32 @@ def _highest(
     return min(matching, key=lambda r: (-r[0], -r[1], r[2].name.value))[2]
 
 
+def _preemptor(
+    policies: Sequence[ast.Policy], claimed: ast.Policy, kind: str, namespace: str, name: str, labels: Mapping[str, str]
+) -> ast.Policy | None:
+    """The policy that ends up with a workload ``claimed`` holds, by preemption; None if none takes it."""
+
+    def can_take(p: ast.Policy, holder: ast.Policy) -> bool:
+        if p.name.value == holder.name.value:
+            return False
+        if p.namespace is not None and holder.namespace is None:  # preemptClusterPropagationPolicyDirectly
+            return True
+        same_scope = (p.namespace is None) == (holder.namespace is None)
+        return same_scope and p.priority > holder.priority
+
+    named = [
+        p for p in policies if p.preempts and implicit_priority(p, kind, namespace, name, labels) is Implicit.MATCH_NAME
+    ]
+    holder, taken = claimed, False
+    while True:  # each preemption may let another preemptor of higher priority take it in turn
+        able = [p for p in named if can_take(p, holder)]
+        if not able:
+            return holder if taken else None
+        best = _highest([p for p in able if p.namespace is not None] or able, kind, namespace, name, labels)
+        assert best is not None  # every able policy names the workload
+        holder, taken = best, True
+
+
 def select_policy(
     policies: Sequence[ast.Policy],
     kind: str,
@@ -83,10 +115,15 @@ def select_policy(
     name: str,
     labels: Mapping[str, str],
     claim: Claim | None = None,
+    preemption: bool = False,
 ) -> Choice:
+    """The policy that claims the workload; ``preemption``: the PolicyPreemption feature gate is on."""
     by_name = {p.name.value: p for p in policies}
     if claim is not None and claim.policy in by_name:
         claimed = by_name[claim.policy]
+        taker = _preemptor(policies, claimed, kind, namespace, name, labels) if preemption else None
+        if taker is not None:
+            return Choice(taker, f"preempted from policy {claimed.name.value} (preemption Always)")
         if implicit_priority(claimed, kind, namespace, name, labels) > Implicit.MISMATCH:
             return Choice(claimed)
         return Choice(None, f"claimed by policy {claim.policy}, which no longer selects it")

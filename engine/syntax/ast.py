@@ -228,7 +228,37 @@ class Priority(Node):
     value: Number
 
 
-PolicyStmt = Select | Priority | ClusterAffinity | Toleration | Spread | Replicas | WorkloadTerm | Failover
+# the language's words for spec.preemption and spec.activationPreference → Karmada's values
+PREEMPTION_MODES = {"always": "Always", "never": "Never"}
+ACTIVATION_MODES = {"lazy": "Lazy"}
+
+
+@dataclass(frozen=True)
+class Preemption(Node):
+    """``preemption always|never``: spec.preemption (karmada pkg/detector/preemption.go)."""
+
+    mode: Word
+
+
+@dataclass(frozen=True)
+class Activation(Node):
+    """``activation lazy``: spec.activationPreference Lazy (karmada pkg/detector ApplyPolicy)."""
+
+    mode: Word
+
+
+PolicyStmt = (
+    Select
+    | Priority
+    | Preemption
+    | Activation
+    | ClusterAffinity
+    | Toleration
+    | Spread
+    | Replicas
+    | WorkloadTerm
+    | Failover
+)
 
 
 @dataclass(frozen=True)
@@ -250,6 +280,16 @@ class Policy(Node):
         """ExplicitPriority: spec.priority, 0 when unset."""
         found = [s.value.value for s in self.statements if isinstance(s, Priority)]
         return found[0] if found else 0
+
+    @property
+    def preempts(self) -> bool:
+        """spec.preemption is Always."""
+        return any(isinstance(s, Preemption) and s.mode.value == "always" for s in self.statements)
+
+    @property
+    def lazy(self) -> bool:
+        """spec.activationPreference is Lazy."""
+        return any(isinstance(s, Activation) and s.mode.value == "lazy" for s in self.statements)
 
     def of_type(self, kind: type[PolicyStmt]) -> tuple[PolicyStmt, ...]:
         return tuple(s for s in self.statements if isinstance(s, kind))

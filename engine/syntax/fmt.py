@@ -189,6 +189,10 @@ def _leaf(node: ast.Node) -> str:
             return workload_term(node)
         case ast.Priority():
             return f"priority {node.value.value}"
+        case ast.Preemption():
+            return f"preemption {word(node.mode)}"
+        case ast.Activation():
+            return f"activation {word(node.mode)}"
         case ast.Spread():
             low = f" min {node.min_groups.value}" if node.min_groups else ""
             high = f" max {node.max_groups.value}" if node.max_groups else ""

@@ -349,6 +349,12 @@ class _ToAst(Transformer[Token, Any]):
         number = ast.Number(-int(value) if minus is not None else int(value), span=self._span(meta))
         return ast.Priority(number, span=self._span(meta))
 
+    def preemption(self, meta: Any, c: list[Any]) -> ast.Preemption:
+        return ast.Preemption(c[0], span=self._span(meta))
+
+    def activation(self, meta: Any, c: list[Any]) -> ast.Activation:
+        return ast.Activation(c[0], span=self._span(meta))
+
     def spread(self, meta: Any, c: list[Any]) -> ast.Spread:
         field, low, high = c
         return ast.Spread(field, self._number(low), self._number(high), span=self._span(meta))
