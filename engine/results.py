@@ -82,6 +82,8 @@ class Placement:
     trigger: str = ""
     settled: bool = False  # not run: it keeps spec.clusters (previous)
     settled_why: str = ""  # with settled, why when it is not engine.schedule.reschedule.SETTLED
+    # a multi-component workload scheduled as a whole: each selected cluster's spec.clusters[].components
+    components: tuple[tuple[str, int], ...] = ()
     # cluster → replicas of each selected cluster (spec.clusters[].replicas; 0 for a non-workload)
     replicas: Mapping[str, int] = field(default_factory=dict)
     at_now: BindingState | None = None  # with an evaluation time: the binding's tasks and Works then

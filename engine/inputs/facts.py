@@ -34,6 +34,7 @@ class ResourceSummary:
     allocated: Resources = field(default_factory=dict)
     allocating: Resources = field(default_factory=dict)
     allocatable_modelings: tuple[tuple[int, int], ...] = ()  # (grade, count)
+    binary: frozenset[str] = frozenset()  # the allocatable quantities written in the BinarySI format
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,17 @@ class TargetCluster:
 
 
 @dataclass(frozen=True)
+class Component:
+    """One spec.components item of a binding (MultiplePodTemplatesScheduling): a pod template of a
+    multi-component workload (a FlinkDeployment's jobmanager and taskmanager), its replicas in one set."""
+
+    name: str
+    replicas: int
+    requirements: Resources | None = None  # replicaRequirements.resourceRequest, per replica
+    binary: frozenset[str] = frozenset()  # the requested quantities written in the BinarySI format
+
+
+@dataclass(frozen=True)
 class EvictionTask:
     """A GracefulEvictionTask of a binding (pkg/apis/work/v1alpha2/binding_types.go)."""
 
@@ -176,6 +188,7 @@ class Binding:
     # spec.replicaRequirements.resourceRequest (None: no replicaRequirements) and spec.resource.uid
     requirements: Resources | None = None
     uid: str = ""
+    components: tuple[Component, ...] = ()  # spec.components (MultiplePodTemplatesScheduling)
 
     @property
     def key(self) -> str:

@@ -23,6 +23,7 @@ from engine.inputs.facts import (
     Binding,
     Cluster,
     ClusterStatus,
+    Component,
     EvictionTask,
     Facts,
     ResourceModel,
@@ -40,7 +41,7 @@ from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
 from engine.inputs.yaml import Document, Marks, load_text, read_text
 from engine.kube import validation as k8s
 from engine.kube.interpreter import HookRule, customization_rule
-from engine.kube.quantity import parse_quantity
+from engine.kube.quantity import binary_si, parse_quantity
 from engine.kube.resources import effective_requests
 from engine.kube.validation import label_value_problems, qualified_name_problems
 
@@ -314,7 +315,11 @@ def _resource_summary(r: _Reader, status: Mapping[str, Any]) -> ResourceSummary 
         grade = r.integer(item, "grade", f"{path}.allocatableModelings[{i}]", minimum=0)
         count = r.integer(item, "count", f"{path}.allocatableModelings[{i}]", minimum=0)
         modelings.append((grade or 0, count or 0))
+    allocatable = summary.get("allocatable")
     return ResourceSummary(
+        binary=frozenset(str(k) for k, v in allocatable.items() if binary_si(v))
+        if isinstance(allocatable, dict)
+        else frozenset(),
         allocatable=r.resources(summary, "allocatable", path),
         allocated=r.resources(summary, "allocated", path),
         allocating=r.resources(summary, "allocating", path),
@@ -365,6 +370,26 @@ def _split_group(r: _Reader, groups: Mapping[str, Any], key: str) -> str | None:
     return value if key in groups else None
 
 
+def _components(r: _Reader, spec: Mapping[str, Any]) -> tuple[Component, ...]:
+    """spec.components: each pod template's name, replicas per set and resource request."""
+    out = []
+    for i, raw in enumerate(r.sequence(spec.get("components"), "spec.components")):
+        path = f"spec.components[{i}]"
+        item = r.mapping(raw, path)
+        r.known(item, {"name", "replicas", "replicaRequirements"}, path)
+        requirements, binary = None, frozenset[str]()
+        if item.get("replicaRequirements") is not None:
+            needs = r.mapping(item["replicaRequirements"], f"{path}.replicaRequirements")
+            r.known(needs, {"nodeClaim", "resourceRequest", "priorityClassName"}, f"{path}.replicaRequirements")
+            requirements = r.resources(needs, "resourceRequest", f"{path}.replicaRequirements")
+            request = needs.get("resourceRequest")
+            if isinstance(request, dict):
+                binary = frozenset(str(k) for k, v in request.items() if binary_si(v))
+        name = r.string(item, "name", path, required=True)
+        out.append(Component(name, r.integer(item, "replicas", path, minimum=0) or 0, requirements, binary))
+    return tuple(out)
+
+
 def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str) -> Binding:
     spec = r.mapping(obj.get("spec"), "spec")
     status = r.mapping(obj.get("status"), "status")
@@ -408,6 +433,7 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         raw = r.mapping(spec["replicaRequirements"], "spec.replicaRequirements")
         requirements = r.resources(raw, "resourceRequest", "spec.replicaRequirements")
     return Binding(
+        components=_components(r, spec),
         requirements=requirements,
         uid=r.string(resource, "uid", "spec.resource"),
         namespace=namespace,

@@ -60,6 +60,18 @@ def parse_quantity(raw: object) -> Fraction:
     return value
 
 
+def binary_si(raw: object) -> bool:
+    """Whether resource.Quantity parses ``raw`` in the BinarySI format (a ``Ki`` … ``Ei`` suffix); a plain
+    number, a decimal suffix or an exponent is DecimalSI / DecimalExponent."""
+    return isinstance(raw, str) and raw.endswith(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+
+
+def as_int64(q: Fraction, binary: bool) -> int:
+    """quantityAsInt64 of Karmada's general estimator (pkg/estimator/client/general.go): MilliValue for a
+    decimal quantity, Value for a binary one, whatever the resource."""
+    return value(q) if binary else milli_value(q)
+
+
 def value(q: Fraction) -> int:
     """Quantity.Value: rounded up to an integer."""
     return math.ceil(q)

@@ -24,6 +24,8 @@ def placement_data(p: Placement) -> dict[str, Any]:
     }
     if _divides(p):
         data["replicas"] = {c: p.replicas.get(c, 0) for c in p.clusters}
+    if p.components:
+        data["components"] = [{"name": name, "replicas": n} for name, n in p.components]
     data |= {
         "feasible": list(p.feasible),
         "scores": dict(p.scores),
@@ -93,6 +95,9 @@ def to_text(result: Result) -> str:
             lines.append(f"  UNSCHEDULABLE: {p.message}")
         if p.clusters or not p.unschedulable:
             lines.append(f"  clusters: {_clusters(p)}")
+        if p.components:
+            each = ", ".join(f"{name} {n}" for name, n in p.components)
+            lines.append(f"  components: {each} (a whole set on each cluster)")
         if p.previous and p.previous != p.clusters:
             lines.append(f"  previously: {', '.join(p.previous)}")
         if p.feasible:

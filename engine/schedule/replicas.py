@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from engine.inputs.facts import Cluster, Resources, TargetCluster
-from engine.kube.quantity import milli_value, value
+from engine.inputs.facts import Cluster, Component, Resources, TargetCluster
+from engine.kube.quantity import as_int64, milli_value, value
 from engine.kube.resources import CPU, PODS, to_units, units
 from engine.kube.validation import INT32_MAX
 
@@ -79,9 +79,9 @@ def _by_summary(cluster: Cluster, request: Resources) -> int:
     return most
 
 
-def _by_models(cluster: Cluster, request: Resources) -> int | None:
-    """getMaximumReplicasBasedOnResourceModels: one replica at a time, first fit onto nodes built from
-    each grade's minimums (110 pods each), grades ascending; None when the models cannot be used."""
+def _model_grades(cluster: Cluster) -> list[tuple[dict[str, int], int]] | None:
+    """buildModelNodes by grade: each grade's node (its minimums and 110 pods, util.Resource units) and how
+    many allocatableModelings count, grades ascending; None when the models cannot be used."""
     summary = cluster.resource_summary
     if summary is None or not cluster.resource_models:
         return None
@@ -89,12 +89,20 @@ def _by_models(cluster: Cluster, request: Resources) -> int | None:
     counts: dict[int, int] = {}
     for grade, count in summary.allocatable_modelings:
         counts[grade] = counts.get(grade, 0) + count
+    return [(templates[g], counts.get(g, 0)) for g in sorted(templates)]
+
+
+def _by_models(cluster: Cluster, request: Resources) -> int | None:
+    """getMaximumReplicasBasedOnResourceModels: one replica at a time, first fit onto the model nodes; as
+    the nodes of a grade are alike, each holds as many as fit on one."""
+    grades = _model_grades(cluster)
+    if grades is None:
+        return None
     need = {name: amount for name, amount in to_units(request).items() if amount > 0 and name != PODS}
     total = 0
-    for grade in sorted(templates):
-        node = templates[grade]
+    for node, count in grades:
         fits = min([node.get(PODS, 0), *(node.get(name, 0) // amount for name, amount in need.items())])
-        total += max(fits, 0) * counts.get(grade, 0)
+        total += max(fits, 0) * count
     return min(total, MAX_INT32)
 
 
@@ -114,6 +122,75 @@ def estimate(cluster: Cluster, request: Resources | None) -> int:
         if by_models is not None:
             return min(most, by_models, MAX_INT32)
     return min(most, _by_summary(cluster, request), MAX_INT32)
+
+
+def _simulate(nodes: list[dict[str, int]], components: Sequence[Component], upper_bound: int) -> int:
+    """SchedulingSimulator.SimulateScheduling (pkg/estimator/scheduling_simulator_components.go): whole sets,
+    each component's replicas first fit onto the nodes in order, node resources consumed, until a set does
+    not fit or ``upper_bound`` sets are placed. Model nodes carry no labels or taints: every node matches."""
+    needs = [
+        ({k: v for k, v in to_units(c.requirements or {}).items() if k != PODS}, c.replicas) for c in components
+    ]
+    sets = 0
+    while sets < upper_bound:
+        for need, replicas in needs:
+            remaining = replicas
+            for node in nodes:
+                fits = min([node.get(PODS, 0), *(node.get(k, 0) // v for k, v in need.items() if v > 0)])
+                if fits <= 0:
+                    continue
+                take = min(fits, remaining)
+                for k, v in need.items():
+                    node[k] = node.get(k, 0) - v * take
+                node[PODS] -= take
+                remaining -= take
+                if remaining == 0:
+                    break
+            if remaining > 0:
+                return sets
+        sets += 1
+    return sets
+
+
+def component_sets(cluster: Cluster, components: Sequence[Component]) -> int:
+    """GeneralEstimator.maxAvailableComponentSets: how many whole sets of a multi-component workload the
+    cluster can still take, by its resourceSummary (quantities as quantityAsInt64 reads them: millis of a
+    decimal quantity, the value of a binary one), then by its resource models."""
+    summary = cluster.resource_summary
+    if summary is None:
+        return 0
+    allowed = _allowed_pods(summary.allocatable, summary.allocated, summary.allocating)
+    if allowed <= 0:
+        return 0
+    pods_per_set = sum(c.replicas for c in components)
+    if pods_per_set <= 0:
+        return min(allowed, MAX_INT32)
+    most = allowed // pods_per_set
+    per_set: dict[str, int] = {}
+    for c in components:
+        for name, quantity in (c.requirements or {}).items():
+            per_set[name] = per_set.get(name, 0) + as_int64(quantity, name in c.binary) * c.replicas
+    for name, need in per_set.items():
+        if need <= 0:
+            continue
+        zero = Fraction(0)
+        left = summary.allocatable.get(name, zero) - summary.allocated.get(name, zero)
+        left -= summary.allocating.get(name, zero)
+        have = as_int64(left, name in summary.binary) if name in summary.allocatable else 0
+        if have <= 0:
+            return 0
+        most = min(most, have // need)
+    by_models = sets_by_models(cluster, components, most) if summary.allocatable_modelings else None
+    return min(most, MAX_INT32 if by_models is None else by_models, MAX_INT32)
+
+
+def sets_by_models(cluster: Cluster, components: Sequence[Component], upper_bound: int) -> int | None:
+    """getMaximumSetsBasedOnResourceModels: whole sets simulated onto the resource-model nodes, at most
+    ``upper_bound``; None when the cluster has no resource models (Karmada's error: the bound is skipped)."""
+    grades = _model_grades(cluster)
+    if grades is None:
+        return None
+    return _simulate([dict(node) for node, count in grades for _ in range(count)], components, upper_bound)
 
 
 def available_replicas(

@@ -36,16 +36,18 @@ from engine.schedule.replicas import (
     Strategy,
     assign,
     assign_overflow,
+    component_sets,
     estimate,
 )
 from engine.schedule.reschedule import LAZY, Trigger, held_by_lazy_activation, reschedule_required, trigger
 from engine.schedule.selection import select_policy
-from engine.schedule.spread import SelectError, cluster_count, select
+from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.views import Constant, Overlay, Subset
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
 
 LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
+ONE = Limits(1, 1)  # a spread by cluster with minGroups 1 and maxGroups 1: exactly one cluster
 NO_TIER = 1000  # getClusterOverflowOrder for a cluster of no group of the term (sorted last)
 
 
@@ -81,8 +83,8 @@ class Scheduler:
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
-        self._estimates: dict[tuple[int, Any], dict[str, int]] = {}
-        self._uniformity: dict[tuple[int, Any], bool] = {}
+        self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
+        self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
 
     def close(self) -> None:
@@ -330,9 +332,7 @@ class Scheduler:
         own = list(self.session.decisions(self.binding_ids[binding.key]))
         terms = affinity_terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
-        plan = self._plans.get(name)
-        if plan is None:
-            plan = self._plans[name] = plan_of(policy)
+        plan = self._plan(policy)
         first: _Attempt | None = None
         for term in terms[start:]:
             attempt = self._attempt(binding, plan, term, own)
@@ -359,12 +359,20 @@ class Scheduler:
             affinity_term=attempt.term,
             explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)),
             replicas=attempt.replicas if attempt.error is None else binding.replicas_by_cluster,
+            components=(
+                tuple((c.name, c.replicas) for c in binding.components)
+                if attempt.error is None and len(binding.components) > 1 and self._multi_template(binding)
+                else ()
+            ),
         )
 
     def _attempt(self, binding: Binding, plan: Plan, term: str | None, own: list[Decision]) -> _Attempt:
         """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule)."""
         policy = self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
-        workload = binding.replicas > 0 or binding.requirements is not None
+        # IsWorkload (the ClusterAffinity filter's overflow groups); AssignReplicas divides replicas only for a
+        # workload of one pod template: a multi-component one goes, as a whole, to every selected cluster
+        workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+        divides = (binding.replicas > 0 or binding.requirements is not None) and len(binding.components) <= 1
         shared = self._shared(policy, term, workload)
         rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
         scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
@@ -374,12 +382,13 @@ class Scheduler:
             return attempt
         if plan.strategy is Strategy.DUPLICATED and not (plan.spreads and not plan.ignore_spread):
             # the common case, without building per-cluster structures: every feasible cluster
-            if workload and binding.replicas == 0:
+            if divides and binding.replicas == 0:
                 attempt.selected, attempt.replicas = (), {}  # zero-replica targets are dropped
             else:
-                attempt.selected, attempt.replicas = tuple(feasible), Constant(feasible, binding.replicas)
+                attempt.selected = tuple(feasible)
+                attempt.replicas = Constant(feasible, binding.replicas if divides else 0)
             return attempt
-        request = Request(binding.replicas, workload, binding.clusters, binding.uid, reschedule_required(binding))
+        request = Request(binding.replicas, divides, binding.clusters, binding.uid, reschedule_required(binding))
         try:
             tiers = self._overflow_tiers(policy, term)
             if plan.duplicated and set(plan.spreads) == {"cluster"}:
@@ -406,7 +415,7 @@ class Scheduler:
         first maxGroups clusters in Karmada's order (score, available replicas, name), by a partial sort."""
         count = cluster_count(len(feasible), plan.spreads["cluster"])
         assigned = binding.replicas_by_cluster
-        uniform = binding.replicas == 0 or self._uniform(binding)  # every cluster estimated alike
+        uniform = not self._estimated(binding) or self._uniform(binding)  # every cluster estimated alike
         if isinstance(scores, Constant) and uniform and not assigned:
             chosen = list(islice(feasible, count))  # all equal: by name
         elif uniform:
@@ -436,7 +445,9 @@ class Scheduler:
         if fresh and key in shared.selections:
             return list(shared.selections[key])
         candidates = self._candidates(binding, feasible, scores, plan, tiers)
-        chosen = select(candidates, plan.spreads, binding.replicas, plan.duplicated, plan.ignore_spread)
+        # a multi-component workload scheduled as a whole needs room for one set (SelectClusters)
+        needed = 1 if self._multi_template(binding) else binding.replicas
+        chosen = select(candidates, plan.spreads, needed, plan.duplicated, plan.ignore_spread)
         if fresh:
             shared.selections[key] = list(chosen)
         return chosen
@@ -463,25 +474,46 @@ class Scheduler:
     def _uniform(self, binding: Binding) -> bool:
         """Whether the estimator gives every cluster the same available replicas for this request (no
         cluster reports a resourceSummary, say), so that only scores and names order them."""
-        key = _request_key(binding)
+        key = (_request_key(binding), self._multi_template(binding))
         found = self._uniformity.get(key)
         if found is None:
             available = self._estimator(binding)
             found = self._uniformity[key] = len({available(c) for c in self.candidates}) <= 1
         return found
 
+    def _plan(self, policy: ast.Policy) -> Plan:
+        """What the policy asks of the select and assign stages, computed once per policy."""
+        plan = self._plans.get(policy.name.value)
+        if plan is None:
+            plan = self._plans[policy.name.value] = plan_of(policy)
+        return plan
+
+    def _estimated(self, binding: Binding) -> bool:
+        """calAvailableReplicas estimates a workload: replicas or components (a non-workload: MaxInt32)."""
+        return binding.replicas > 0 or bool(binding.components)
+
+    def _multi_template(self, binding: Binding) -> bool:
+        """isMultiTemplateSchedulingApplicable: components, and a placement of exactly one cluster (a spread
+        by cluster with minGroups 1 and maxGroups 1). A binding carrying spec.components was made with the
+        MultiplePodTemplatesScheduling gate on; the scheduler's gate is taken to be on with it."""
+        policy = self.binding_policy.get(binding.key)
+        return bool(binding.components) and policy is not None and self._plan(policy).spreads.get("cluster") == ONE
+
     def _estimator(self, binding: Binding) -> Callable[[str], int]:
         """calAvailableReplicas for the binding, one cluster at a time, cached by cluster, replicas and
-        resource request; a non-workload (0 replicas) is not estimated (MaxInt32)."""
-        if binding.replicas == 0:
+        resource request (or components); a non-workload is not estimated (MaxInt32). An estimate of
+        MaxInt32 becomes the binding's replicas."""
+        if not self._estimated(binding):
             return lambda _name: MAX_INT32
-        requirements = binding.requirements
-        cache = self._estimates.setdefault(_request_key(binding), {})
+        requirements, components = binding.requirements, binding.components
+        sets = self._multi_template(binding)
+        cache = self._estimates.setdefault((_request_key(binding), sets), {})
 
         def available(name: str) -> int:
             found = cache.get(name)
             if found is None:
-                n = estimate(self.clusters[name], requirements)
+                cluster = self.clusters[name]
+                n = component_sets(cluster, components) if sets else estimate(cluster, requirements)
                 found = cache[name] = binding.replicas if n == MAX_INT32 else n
             return found
 
@@ -601,10 +633,14 @@ class _Attempt:
     fit_error: bool = False  # no cluster fits: spec.clusters is emptied
 
 
-def _request_key(binding: Binding) -> tuple[int, Any]:
-    """What an estimate depends on besides the cluster: the replicas and the resource request."""
+def _request_key(binding: Binding) -> tuple[int, Any, Any]:
+    """What an estimate depends on besides the cluster: the replicas, the resource request, the components."""
     requirements = binding.requirements
-    return binding.replicas, tuple(sorted(requirements.items())) if requirements is not None else None
+    components = tuple(
+        (c.name, c.replicas, tuple(sorted(c.requirements.items())) if c.requirements is not None else None, c.binary)
+        for c in binding.components
+    )
+    return binding.replicas, tuple(sorted(requirements.items())) if requirements is not None else None, components
 
 
 @dataclass
