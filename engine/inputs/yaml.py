@@ -76,11 +76,59 @@ class Document:
         return self.marks.span(self.value if container is None else container, key, of_key)
 
 
+_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 class _Loader(_Base):  # type: ignore[misc]
+    """libyaml composes the nodes; values are built from them here, directly: a string (most of a snapshot)
+    is its node's text, mappings and lists are built once per node (an alias shares the object, as PyYAML
+    does) with their positions recorded; other tags go through PyYAML's constructors."""
+
     def __init__(self, stream: str, marks: Marks) -> None:
         super().__init__(stream)
         self.marks = marks
         self.depth = 0
+        self.built: dict[int, Any] = {}  # node id → its value, for aliases (one document's)
+        self.aliased = False  # the document reuses a value (an alias)
+        self._resolved: dict[tuple[Any, str, tuple[bool, bool]], str] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """The tag of a node without one (Resolver.resolve), remembered for each plain scalar text: a
+        snapshot repeats its values (kinds, API versions, label values)."""
+        if kind is not yaml.ScalarNode or type(value) is not str:
+            return super().resolve(kind, value, implicit)
+        key = (kind, value, tuple(implicit))
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = super().resolve(kind, value, implicit)
+        return found
+
+    def document(self) -> Any:
+        """The next document's value (check_node first)."""
+        self.built, self.aliased = {}, False
+        return self._value(self.get_node())
+
+    def _value(self, node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR and type(node) is yaml.ScalarNode:
+            return node.value
+        found = self.built.get(id(node), self)
+        if found is not self:
+            self.aliased = True
+            return found  # an alias (or, inside its own anchor, the container being built)
+        if tag == _MAP and isinstance(node, yaml.MappingNode):
+            return self.construct_mapping(node)
+        if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+            return self.construct_sequence(node)
+        constructor = self.yaml_constructors.get(tag)
+        if isinstance(node, yaml.ScalarNode) and constructor is not None:
+            value = constructor(self, node)
+        else:  # other tags and collections of them (sets, omaps, pairs; unknown tags are refused)
+            self.aliased = True  # PyYAML's own memo may share values here: the expanded size is checked
+            value = self.construct_object(node, deep=True)
+        self.built[id(node)] = value
+        return value
 
     def _enter(self, node: yaml.Node) -> None:
         self.depth += 1
@@ -91,29 +139,32 @@ class _Loader(_Base):  # type: ignore[misc]
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         self._enter(node)
-        own = {id(k) for k, _ in node.value}
-        self.flatten_mapping(node)  # merge keys (<<): merged entries come first, own keys override them
+        merges = any(k.tag == _MERGE for k, _ in node.value)
+        own = {id(k) for k, _ in node.value} if merges else set()
+        if merges:
+            self.flatten_mapping(node)  # merge keys (<<): merged entries come first, own keys override them
         mapping: dict[Any, Any] = {}
+        self.built[id(node)] = mapping
         entries: dict[Any, tuple[int, int, int, int]] = {}
         first: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if not isinstance(key, Hashable):
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
-                )
-            if not isinstance(key, str):  # as sigs.k8s.io/yaml makes JSON of it: 1 → "1", true → "true"
-                try:
+            key = self._value(key_node)
+            if type(key) is not str:
+                if not isinstance(key, Hashable):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
+                    )
+                try:  # as sigs.k8s.io/yaml makes JSON of it: 1 → "1", true → "true"
                     key = gojson.map_key(key)
                 except gojson.NotJson as exc:
                     raise yaml.constructor.ConstructorError(None, None, str(exc), key_node.start_mark) from None
-            if key in first and id(key_node) in own and id(first[key]) in own:
+            if key in first and (not merges or (id(key_node) in own and id(first[key]) in own)):
                 line = first[key].start_mark.line + 1
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r} (first at line {line})", key_node.start_mark
                 )
             first[key] = key_node
-            mapping[key] = self.construct_object(value_node, deep=True)
+            mapping[key] = self._value(value_node)
             k, v = key_node.start_mark, value_node.start_mark
             entries[key] = (k.line, k.column, v.line, v.column)
         self.marks.record(mapping, (node.start_mark.line, node.start_mark.column), entries)
@@ -122,7 +173,9 @@ class _Loader(_Base):  # type: ignore[misc]
 
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> list[Any]:
         self._enter(node)
-        items = [self.construct_object(child, deep=True) for child in node.value]
+        items: list[Any] = []
+        self.built[id(node)] = items
+        items.extend(self._value(child) for child in node.value)
         marks = {i: (-1, -1, c.start_mark.line, c.start_mark.column) for i, c in enumerate(node.value)}
         self.marks.record(items, (node.start_mark.line, node.start_mark.column), marks)
         self.depth -= 1
@@ -178,10 +231,10 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
     loader = _Loader(text, marks)
     documents: list[Document] = []
     try:
-        while loader.check_data():
-            value = loader.get_data()
+        while loader.check_node():
+            value = loader.document()
             index = len(documents) + 1
-            if expanded_size(value, MAX_VALUES) > MAX_VALUES:
+            if loader.aliased and expanded_size(value, MAX_VALUES) > MAX_VALUES:
                 where = marks.span(value)
                 message = f"document {index}: YAML aliases expand to more than {MAX_VALUES:,} values"
                 return documents, [error(message, where)]

@@ -128,9 +128,7 @@ def _simulate(nodes: list[dict[str, int]], components: Sequence[Component], uppe
     """SchedulingSimulator.SimulateScheduling (pkg/estimator/scheduling_simulator_components.go): whole sets,
     each component's replicas first fit onto the nodes in order, node resources consumed, until a set does
     not fit or ``upper_bound`` sets are placed. Model nodes carry no labels or taints: every node matches."""
-    needs = [
-        ({k: v for k, v in to_units(c.requirements or {}).items() if k != PODS}, c.replicas) for c in components
-    ]
+    needs = [({k: v for k, v in to_units(c.requirements or {}).items() if k != PODS}, c.replicas) for c in components]
     sets = 0
     while sets < upper_bound:
         for need, replicas in needs:
