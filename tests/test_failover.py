@@ -476,6 +476,8 @@ def _tainted(tmp_path: Path) -> list[str]:
         ([], True, "Gracefully"),  # fleetrules assumes the taint manager acts
         (["--controller", "no-execute-taint-eviction-purge-mode=Directly"], True, "Directly"),
         (["--controller", "enable-no-execute-taint-eviction=false"], False, None),  # Karmada's default
+        # the taint manager starts only with the Failover gate too (controllermanager.go startClusterController)
+        (["--controller", "feature-gates=Failover=false"], False, None),
     ],
 )
 def test_controller_manager_flags(tmp_path: Path, flags: list[str], evicted: bool, purge: str | None) -> None:
@@ -537,3 +539,21 @@ def test_a_divided_binding_evicted_by_a_taint_is_placed_with_its_replicas() -> N
     placement = result.placement("shop/api-deployment")
     assert dict(placement.replicas) == {"member1": 10, "member4": 2}
     assert placement.at_now is not None and sorted(placement.at_now.works) == ["member1", "member3", "member4"]
+
+
+def test_without_the_stateful_failover_injection_gate_no_state_is_kept_or_injected() -> None:
+    """buildTaskOptions (applicationfailover/common.go) and the binding controller's injectReservedLabelState
+    (binding/common.go) act only with the StatefulFailoverInjection gate (alpha, off in Karmada; fleetrules
+    takes it to be on where a policy preserves state)."""
+    folder = Path(__file__).resolve().parent.parent / "examples" / "flink-checkpoint"
+    args = ["simulate", str(folder / "policy.fr"), "--facts", str(folder / "facts")]
+    args += ["--events", str(folder / "events" / "job-fails.yaml"), "-o", "json"]
+    on = json.loads(CliRunner().invoke(main, args).stdout)["timeline"]
+    off = CliRunner().invoke(main, [*args, "--controller", "feature-gates=StatefulFailoverInjection=false"])
+    assert off.exit_code == 0, off.stderr
+    timeline = json.loads(off.stdout)["timeline"]
+    assert any("preservedLabelState" in (e.get("task") or {}) for e in on)
+    assert not any("preservedLabelState" in (e.get("task") or {}) for e in timeline)
+    assert not any(e.get("injectedLabels") for e in timeline)
+    assert not any("clustersBeforeFailover" in (e.get("task") or {}) for e in timeline)  # only with state
+    assert [e["event"] for e in timeline] == [e["event"] for e in on if e["event"] != "labels"]

@@ -272,7 +272,8 @@ def test_without_the_gate_a_preempting_policy_is_warned_about_and_the_claim_hold
     ("flag", "message"),
     [
         ("feature-gates=PolicyPreemption=maybe", "invalid value of PolicyPreemption: 'maybe'"),
-        ("feature-gates=Failover=true", "NAME one of PolicyPreemption"),
+        ("feature-gates=Unheard=true", "NAME one of Failover, PolicyPreemption, StatefulFailoverInjection"),
+        ("feature-gates=WorkloadAffinity=false", "fleetrules evaluates with WorkloadAffinity on"),
         ("feature-gates=PolicyPreemption", "expected feature-gates=NAME=true|false"),
     ],
 )
@@ -280,3 +281,5 @@ def test_feature_gates_are_parsed_as_the_controller_manager_does(flag: str, mess
     with pytest.raises(ValueError, match=re.escape(message)):
         Controllers.parse([flag])
     assert Controllers.parse(["feature-gates=PolicyPreemption=false,PolicyPreemption=1"]).policy_preemption
+    assumed = Controllers.parse(["feature-gates=WorkloadAffinity=true,Failover=false"])
+    assert not assumed.failover and not assumed.taint_manager and not assumed.policy_preemption

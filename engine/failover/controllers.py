@@ -45,8 +45,11 @@ class Controllers:
     # --no-execute-taint-eviction-purge-mode: for policies without a failover.cluster block
     taint_purge_mode: str = "Gracefully"
     graceful_eviction_timeout: int = GRACEFUL_EVICTION_TIMEOUT  # --graceful-eviction-timeout, seconds
-    # --feature-gates=PolicyPreemption=true: the resource detector (in the controller manager) preempts
+    # --feature-gates: PolicyPreemption (off, as in Karmada), Failover and StatefulFailoverInjection (taken
+    # to be on, as a policy that writes failover or statePreservation means them to be; Karmada's are off)
     policy_preemption: bool = False
+    failover: bool = True
+    stateful_failover_injection: bool = True
 
     FLAGS = (
         "enable-no-execute-taint-eviction",
@@ -54,7 +57,10 @@ class Controllers:
         "graceful-eviction-timeout",
         "feature-gates",
     )
-    GATES = ("PolicyPreemption",)  # the feature gates fleetrules models
+    GATES = ("Failover", "PolicyPreemption", "StatefulFailoverInjection")  # the feature gates fleetrules models
+    # gates fleetrules evaluates as on: accepted as =true (a controller manager's flags as they are), refused off
+    ASSUMED = ("CustomizedClusterResourceModeling", "GracefulEviction", "MultiplePodTemplatesScheduling",
+               "PropagateDeps", "WorkloadAffinity")  # fmt: skip
 
     @classmethod
     def parse(cls, settings: Sequence[str]) -> Controllers:
@@ -86,16 +92,30 @@ class Controllers:
         out = self
         for part in value.split(","):
             gate, sep, setting = part.strip().partition("=")
-            if not sep or gate not in self.GATES:
+            if not sep or gate not in (*self.GATES, *self.ASSUMED):
                 raise ValueError(
                     f"{item!r}: expected feature-gates=NAME=true|false with NAME one of {', '.join(self.GATES)} "
-                    "(the gates fleetrules models)"
+                    f"(the gates fleetrules models), or {', '.join(self.ASSUMED)} (evaluated as on)"
                 )
             on = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}.get(setting.lower())
             if on is None:
                 raise ValueError(f"{item!r}: invalid value of {gate}: {setting!r}, expected true or false")
-            out = replace(out, policy_preemption=on)
+            if gate in self.ASSUMED:
+                if not on:
+                    raise ValueError(f"{item!r}: fleetrules evaluates with {gate} on; it cannot model it off")
+            elif gate == "PolicyPreemption":
+                out = replace(out, policy_preemption=on)
+            elif gate == "Failover":
+                out = replace(out, failover=on)
+            else:
+                out = replace(out, stateful_failover_injection=on)
         return out
+
+    @property
+    def taint_manager(self) -> bool:
+        """The taint manager runs: --enable-no-execute-taint-eviction and the Failover gate
+        (cmd/controller-manager/app/controllermanager.go startClusterController)."""
+        return self.no_execute_taint_eviction and self.failover
 
 
 DEFAULT_CONTROLLERS = Controllers()
@@ -131,7 +151,9 @@ def failover_of(policy: ast.Policy, controllers: Controllers = DEFAULT_CONTROLLE
         if not isinstance(block, ast.Failover):
             continue
         state = tuple((s.alias.value, s.json_path.value) for s in block.statements if isinstance(s, ast.Preserve))
-        preservation = Preservation(state, f"{block.span.file}:{block.span.line}") if state else None
+        # statePreservation needs the StatefulFailoverInjection gate (buildTaskOptions, taint_manager.go)
+        kept = state and controllers.stateful_failover_injection
+        preservation = Preservation(state, f"{block.span.file}:{block.span.line}") if kept else None
         purge = next((s.mode.value for s in block.statements if isinstance(s, ast.Purge)), "Gracefully")
         purge = DEPRECATED_PURGE_MODES.get(purge, purge)
         if block.kind.value == "application":
@@ -416,7 +438,7 @@ def no_execute_tainted(world: World) -> list[str]:
 
 
 def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
-    if not world.controllers.no_execute_taint_eviction:
+    if not world.controllers.taint_manager:
         return
     for key in world.bindings.targeting(no_execute_tainted(world)):  # the others have nothing to evict from
         binding = world.bindings[key]
@@ -459,9 +481,10 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
     return replace(binding, eviction_tasks=tuple(kept)), dropped
 
 
-def injected_labels(binding: Binding, cluster: str) -> dict[str, str]:
-    """injectReservedLabelState (§4.5): the newest task's state, for a single new Directly target."""
-    if len(binding.clusters) != 1 or not binding.eviction_tasks:
+def injected_labels(binding: Binding, cluster: str, gate: bool = True) -> dict[str, str]:
+    """injectReservedLabelState (§4.5): the newest task's state, for a single new Directly target; nothing
+    without the StatefulFailoverInjection ``gate`` (pkg/controllers/binding/common.go)."""
+    if not gate or len(binding.clusters) != 1 or not binding.eviction_tasks:
         return {}
     task = binding.eviction_tasks[-1]
     if task.purge_mode != "Directly" or cluster in task.clusters_before_failover:
@@ -481,7 +504,7 @@ def binding_controller(world: World, key: str) -> list[Entry]:
         del works[cluster]
         entries.append(Entry(world.now, EntryKind.WORK_DELETED, key, cluster))
     for cluster in binding.cluster_names:
-        labels = injected_labels(binding, cluster)
+        labels = injected_labels(binding, cluster, world.controllers.stateful_failover_injection)
         if cluster not in works:
             works[cluster] = labels
             detail = {"injectedLabels": labels} if labels else {}

@@ -232,7 +232,7 @@ class Simulator:
         for key in set(bindings.targeting(no_execute_tainted(world))) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
-                acts = f is not None and name in world.clusters and world.controllers.no_execute_taint_eviction
+                acts = f is not None and name in world.clusters and world.controllers.taint_manager
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
                 if isinstance(due, dt.datetime):
                     times.append(due)  # the taint manager evicts at the trigger time itself

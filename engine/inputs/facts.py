@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from engine.errors import Diagnostic
@@ -190,12 +191,12 @@ class Binding:
     uid: str = ""
     components: tuple[Component, ...] = ()  # spec.components (MultiplePodTemplatesScheduling)
 
-    @property
+    @cached_property
     def key(self) -> str:
         """NAMESPACE/NAME of a ResourceBinding; NAME alone of a ClusterResourceBinding (no RB key is one)."""
         return self.name if self.cluster_scoped else f"{self.namespace}/{self.name}"
 
-    @property
+    @cached_property
     def cluster_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.clusters)
 
