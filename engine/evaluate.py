@@ -23,13 +23,18 @@ def scheduler_for(
     rules: RuleSet, facts: Facts, reference: bool = False, controllers: Controllers = DEFAULT_CONTROLLERS
 ) -> Scheduler:
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies;
-    ``reference``: every rule evaluated inside durable-rules, without the indexed joins; ``controllers``:
+    ``reference``: every rule evaluated inside durable-rules, without the indexed joins, and every binding
+    decided on its own (no result shared by bindings alike); ``controllers``:
     the controller manager's flags (its resource detector's PolicyPreemption gate)."""
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
     scheduler = Scheduler(
-        program(policies, tuple(rules.rules), reference), policies, facts, controllers.policy_preemption
+        program(policies, tuple(rules.rules), reference),
+        policies,
+        facts,
+        controllers.policy_preemption,
+        share=not reference,
     )
     try:
         scheduler.load()

@@ -188,6 +188,8 @@ def _policy(rng: random.Random) -> str:
     statements += rng.sample(anti, rng.randrange(0, 2)) + rng.sample(affinity, rng.randrange(0, 2))
     if rng.random() < 0.5:
         statements.append(f"spread by cluster max {rng.randrange(1, 4)}")
+    if rng.random() < 0.3:  # the select stage's shared choice and the Webster division by uid
+        statements.append(rng.choice(["replicas divided by available", "replicas aggregated", "replicas divided"]))
     return "policy fleet {\n  " + "\n  ".join(statements) + "\n}\n"
 
 

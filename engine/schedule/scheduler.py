@@ -40,7 +40,7 @@ from engine.schedule.replicas import (
     estimate,
 )
 from engine.schedule.reschedule import LAZY, Trigger, held_by_lazy_activation, reschedule_required, trigger
-from engine.schedule.selection import select_policy
+from engine.schedule.selection import Choice, select_policy
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.views import Constant, Overlay, Subset
 from engine.syntax import ast
@@ -58,10 +58,25 @@ class Scheduler:
     and ``update_binding`` change what the failover controllers change; ``close`` ends the session."""
 
     def __init__(
-        self, program: Program, policies: Sequence[ast.Policy], facts: Facts, preemption: bool = False
+        self,
+        program: Program,
+        policies: Sequence[ast.Policy],
+        facts: Facts,
+        preemption: bool = False,
+        share: bool = True,
     ) -> None:
         self.program = program
+        # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
+        # decided on its own (the reference mode, which tests compare with)
+        self.share = share
         self.preemption = preemption  # the PolicyPreemption feature gate
+        selects = [s for p in policies for s in p.statements if isinstance(s, ast.Select)]
+        # whether any policy selects by name, by labels: what the policy choice depends on besides kind
+        self._selects_by = (
+            any(s.values(ast.SelectField.NAME) for s in selects),
+            any(s.label_selectors for s in selects),
+        )
+        self._choices: dict[tuple[Any, ...], Choice] = {}
         self.compiled = program.compiled
         self.symbols = program.compiled.symbols
         self.facts = facts
@@ -162,15 +177,26 @@ class Scheduler:
         self._tasks(binding)
 
     def _select(self, binding: Binding) -> None:
-        choice = select_policy(
-            list(self.policies.values()),
+        """The policy that claims the binding's workload: the same for every workload of one kind and
+        namespace (and claim) when no policy selects by name or labels, so computed once for them."""
+        key = (
             binding.kind,
             binding.namespace,
-            binding.resource_name,
-            binding.labels,
+            binding.resource_name if self._selects_by[0] else None,
+            tuple(sorted(binding.labels.items())) if self._selects_by[1] else None,
             binding.claim,
-            self.preemption,
         )
+        choice = self._choices.get(key) if self.share else None
+        if choice is None:
+            choice = self._choices[key] = select_policy(
+                list(self.policies.values()),
+                binding.kind,
+                binding.namespace,
+                binding.resource_name,
+                binding.labels,
+                binding.claim,
+                self.preemption,
+            )
         self.binding_policy[binding.key] = choice.policy
         if choice.note:
             self.notes[binding.key] = choice.note
@@ -321,7 +347,7 @@ class Scheduler:
         feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
         return Overlay(shared.rejected, changes), feasible, applied, mine
 
-    def decide(self, binding: Binding) -> Placement:
+    def decide(self, binding: Binding, trigger: str = "") -> Placement:
         """Schedule one binding: for each clusterAffinities term from the observed one, filter (the
         engine's decisions), score, select and assign; the first term that succeeds wins. When every
         term fails, the first failure stands: a FitError empties spec.clusters, any other error
@@ -357,6 +383,7 @@ class Scheduler:
             message=attempt.error or "",
             previous=binding.cluster_names,
             affinity_term=attempt.term,
+            trigger=trigger,
             explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)),
             replicas=attempt.replicas if attempt.error is None else binding.replicas_by_cluster,
             components=(
@@ -374,6 +401,27 @@ class Scheduler:
         workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
         divides = (binding.replicas > 0 or binding.requirements is not None) and len(binding.components) <= 1
         shared = self._shared(policy, term, workload)
+        if self.share and not own and not binding.clusters:  # it decides as any binding alike
+            alike = (
+                workload,
+                divides,
+                _request_key(binding),
+                self._multi_template(binding),
+                binding.uid if plan.strategy is not Strategy.DUPLICATED else None,
+                reschedule_required(binding),
+                id(plan),
+            )
+            found = shared.attempts.get(alike)
+            if found is not None:
+                return found
+            attempt = shared.attempts[alike] = self._attempt_anew(binding, plan, shared, own, workload, divides)
+            return attempt
+        return self._attempt_anew(binding, plan, shared, own, workload, divides)
+
+    def _attempt_anew(
+        self, binding: Binding, plan: Plan, shared: _Shared, own: list[Decision], workload: bool, divides: bool
+    ) -> _Attempt:
+        term, policy = shared.term, self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
         scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
         attempt = _Attempt(term, feasible, scores, rejected, applied)
@@ -440,7 +488,7 @@ class Scheduler:
         clusters yet, on the policy's shared feasible set and scores, chooses as every such binding with
         the same pod request and replicas does: that choice is computed once (a Divided fleet spends
         most of its time here otherwise, docs/performance.md)."""
-        fresh = not binding.clusters and feasible is shared.feasible and scores is shared.zero_scores
+        fresh = self.share and not binding.clusters and feasible is shared.feasible and scores is shared.zero_scores
         key = (_request_key(binding), binding.replicas, id(plan))
         if fresh and key in shared.selections:
             return list(shared.selections[key])
@@ -555,7 +603,7 @@ class Scheduler:
             why = Trigger.ALL if reschedule_all else trigger(binding, policy, self.clusters)
             if why is None and self._decided_by_rules(binding, policy):
                 why = Trigger.RULES
-            out.append(self.settled(binding, policy) if why is None else replace(self.decide(binding), trigger=why))
+            out.append(self.settled(binding, policy) if why is None else self.decide(binding, why))
         return tuple(out)
 
     def _decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
@@ -660,6 +708,8 @@ class _Shared:
     # the select stage's choice for a fresh binding on exactly these feasible clusters and scores, by
     # (request, replicas, plan): bindings of one policy alike in their pods choose alike
     selections: dict[tuple[Any, int, int], list[Candidate]] = field(default_factory=dict)
+    # the whole attempt of a binding with no clusters and no decisions of its own, by what else it reads
+    attempts: dict[tuple[Any, ...], _Attempt] = field(default_factory=dict)
 
 
 def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:
