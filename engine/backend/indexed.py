@@ -157,12 +157,18 @@ Group = tuple[tuple[str, str], ...] | None
 Match = tuple[dict[str, Fact], Group]
 
 
+_NONE: Iterator[Match] = iter(())
+
+
 def matches(plan: CompiledPlan, anchor: Fact, facts: FactIndex) -> Iterator[Match]:
     """Every match of the planned rule in which ``anchor`` fills its binding pattern (alias → fact, for
     the positive patterns); at a grouped step (Step.group_by), one match per group, with the group."""
     if not plan.anchor(anchor, {}):
-        return
-    yield from _extend(plan.steps, 0, {plan.plan.anchor: anchor}, {anchor["id"]}, facts)
+        return _NONE
+    first = plan.steps[0][0] if plan.steps else None
+    if first is not None and not first.negated and not facts.by_type.get(first.fact_type):
+        return _NONE  # no fact of the first pattern's type at all (no eviction task, no missing API)
+    return _extend(plan.steps, 0, {plan.plan.anchor: anchor}, {anchor["id"]}, facts)
 
 
 def _extend(
@@ -172,6 +178,7 @@ def _extend(
         yield dict(matched), None
         return
     step, check = steps[at]
+    last = at + 1 == len(steps)  # the match is complete after this step: yielded here, without a deeper frame
     values = []
     for v in step.values:
         value = matched[v.alias].get(v.prop, _MISSING) if isinstance(v, ir.Ref) else v
@@ -183,20 +190,27 @@ def _extend(
     candidates = facts.lookup(step.fact_type, step.keys, tuple(values))
     if step.negated:
         if not any(f["id"] not in used and check(f, matched) for f in candidates):
-            yield from _extend(steps, at + 1, matched, used, facts)
+            if last:
+                yield dict(matched), None
+            else:
+                yield from _extend(steps, at + 1, matched, used, facts)
         return
     if step.group_by is not None:
         yield from _grouped(steps, at, matched, used, facts, [f for f in candidates if f["id"] not in used])
         return
+    alias = step.alias
     for fact in list(candidates):
         fact_id = fact["id"]
         if fact_id in used or not check(fact, matched):
             continue
-        matched[step.alias] = fact
-        used.add(fact_id)
-        yield from _extend(steps, at + 1, matched, used, facts)
-        used.discard(fact_id)
-        del matched[step.alias]
+        matched[alias] = fact
+        if last:
+            yield dict(matched), None
+        else:
+            used.add(fact_id)
+            yield from _extend(steps, at + 1, matched, used, facts)
+            used.discard(fact_id)
+        del matched[alias]
 
 
 def _grouped(
