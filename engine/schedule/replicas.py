@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from engine.inputs.facts import Cluster, Component, Resources, TargetCluster
+from engine.inputs.facts import Cluster, Component, Resources, ResourceSummary, TargetCluster
 from engine.kube.quantity import as_int64, milli_value, value
 from engine.kube.resources import CPU, PODS, to_units, units
 from engine.kube.validation import INT32_MAX
@@ -106,15 +106,23 @@ def _by_models(cluster: Cluster, request: Resources) -> int | None:
     return min(total, MAX_INT32)
 
 
+def _room(cluster: Cluster) -> tuple[ResourceSummary, int] | None:
+    """The cluster's resourceSummary and the pods it still allows (getAllowedPodNumber); None without a
+    summary or when no pod fits, where both estimators answer 0."""
+    summary = cluster.resource_summary
+    if summary is None:
+        return None
+    pods = _allowed_pods(summary.allocatable, summary.allocated, summary.allocating)
+    return (summary, pods) if pods > 0 else None
+
+
 def estimate(cluster: Cluster, request: Resources | None) -> int:
     """GeneralEstimator.maxAvailableReplicas: the replicas the cluster can still take; 0 without a
     resourceSummary. ``request`` is replicaRequirements.resourceRequest (None: no replicaRequirements)."""
-    summary = cluster.resource_summary
-    if summary is None:
+    room = _room(cluster)
+    if room is None:
         return 0
-    most = _allowed_pods(summary.allocatable, summary.allocated, summary.allocating)
-    if most <= 0:
-        return 0
+    summary, most = room
     if request is None:
         return min(most, MAX_INT32)
     if summary.allocatable_modelings:
@@ -154,12 +162,10 @@ def component_sets(cluster: Cluster, components: Sequence[Component]) -> int:
     """GeneralEstimator.maxAvailableComponentSets: how many whole sets of a multi-component workload the
     cluster can still take, by its resourceSummary (quantities as quantityAsInt64 reads them: millis of a
     decimal quantity, the value of a binary one), then by its resource models."""
-    summary = cluster.resource_summary
-    if summary is None:
+    room = _room(cluster)
+    if room is None:
         return 0
-    allowed = _allowed_pods(summary.allocatable, summary.allocated, summary.allocating)
-    if allowed <= 0:
-        return 0
+    summary, allowed = room
     pods_per_set = sum(c.replicas for c in components)
     if pods_per_set <= 0:
         return min(allowed, MAX_INT32)
