@@ -210,6 +210,8 @@ def test_karmada_validation_of_policies(tmp_path: Path, change: str, message: st
         ("preemption: Sometimes", 'Unsupported value: "Sometimes": supported values: "Always", "Never"'),
         ("schedulerName: my-scheduler", "bindings of this policy wait for scheduler 'my-scheduler'"),
         ("schedulerName: default-scheduler", None),
+        ("association: true", "association is deprecated in favour of propagateDeps"),
+        ("dependentOverrides: [op1]", "fleetrules evaluates as if they do (it does not read OverridePolicies)"),
     ],
 )
 def test_spec_fields_fleetrules_takes_at_their_default(tmp_path: Path, field: str, said: str | None) -> None:

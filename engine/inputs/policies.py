@@ -43,6 +43,9 @@ _NO_PLACEMENT_EFFECT = {
     "conflictResolution": "conflictResolution decides whether Karmada takes over resources already in member clusters",
     "preserveResourcesOnDeletion": "preserveResourcesOnDeletion keeps member resources when the template is deleted",
     "suspension": "suspension pauses dispatching Works to member clusters",
+    "association": "association is deprecated in favour of propagateDeps and read by no Karmada component",
+    "dependentOverrides": "dependentOverrides makes the detector wait until these OverridePolicies exist; "
+    "fleetrules evaluates as if they do (it does not read OverridePolicies)",
 }
 
 
@@ -103,10 +106,10 @@ class _Converter:
                 )
         elif value in _DEFAULTS.get(key, ()):
             return  # Karmada's default, or nothing set: nothing differs
-        elif key in _NO_PLACEMENT_EFFECT:
-            self.warn(spec, path, f"{_NO_PLACEMENT_EFFECT[key]}; it does not change placement or failover")
+        elif key == "dependentOverrides":
+            self.warn(spec, path, _NO_PLACEMENT_EFFECT[key])
         else:
-            self.warn(spec, path, "not evaluated by fleetrules")
+            self.warn(spec, path, f"{_NO_PLACEMENT_EFFECT[key]}; it does not change placement or failover")
 
     def integer(self, obj: dict[str, Any], key: str, path: str, bits: int = 64) -> int | None:
         """``obj[key]`` as the API server takes an integer field: absent is None, any other type is the
