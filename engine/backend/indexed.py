@@ -107,6 +107,11 @@ def predicate(cond: ir.Cond) -> Predicate:
     if isinstance(cond, ir.Test):
         return _test(cond)
     parts = tuple(predicate(c) for c in cond.items)
+    if len(parts) == 2:  # the common case, without a generator per call
+        a, b = parts
+        if isinstance(cond, ir.AllOf):
+            return lambda fact, matched: a(fact, matched) and b(fact, matched)
+        return lambda fact, matched: a(fact, matched) or b(fact, matched)
     if isinstance(cond, ir.AllOf):
         return lambda fact, matched: all(p(fact, matched) for p in parts)
     return lambda fact, matched: any(p(fact, matched) for p in parts)
@@ -150,6 +155,9 @@ class CompiledPlan:
         self.plan = plan
         self.anchor = predicate(plan.anchor_cond)
         self.steps = tuple((step, predicate(step.residual if step.keys else step.cond)) for step in plan.steps)
+        first = plan.steps[0] if plan.steps else None
+        # the type a match needs at least one fact of (the first pattern, when it is not a negation)
+        self.needs = first.fact_type if first is not None and not first.negated else None
 
 
 # (alias, fact id) of each fact a match stands for at a grouped step; None: one match
@@ -163,11 +171,10 @@ _NONE: Iterator[Match] = iter(())
 def matches(plan: CompiledPlan, anchor: Fact, facts: FactIndex) -> Iterator[Match]:
     """Every match of the planned rule in which ``anchor`` fills its binding pattern (alias → fact, for
     the positive patterns); at a grouped step (Step.group_by), one match per group, with the group."""
+    if plan.needs is not None and not facts.by_type.get(plan.needs):
+        return _NONE  # no fact of the first pattern's type at all (no eviction task, no missing API)
     if not plan.anchor(anchor, {}):
         return _NONE
-    first = plan.steps[0][0] if plan.steps else None
-    if first is not None and not first.negated and not facts.by_type.get(first.fact_type):
-        return _NONE  # no fact of the first pattern's type at all (no eviction task, no missing API)
     return _extend(plan.steps, 0, {plan.plan.anchor: anchor}, {anchor["id"]}, facts)
 
 

@@ -42,7 +42,7 @@ from engine.schedule.replicas import (
 from engine.schedule.reschedule import LAZY, Trigger, held_by_lazy_activation, reschedule_required, trigger
 from engine.schedule.selection import Choice, select_policy
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
-from engine.schedule.views import Constant, Overlay, Subset
+from engine.schedule.views import Constant, Joined, Overlay, Subset
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
 
@@ -325,20 +325,22 @@ class Scheduler:
 
     def _feasibility(
         self, binding: Binding, shared: _Shared, own: list[Decision]
-    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, list[Decision], list[Decision]]:
+    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, Sequence[Decision], list[Decision]]:
         """(rejected clusters with reasons, feasible clusters, the decisions that apply, the binding's own
         among them) for one term: the policy's shared result, overlaid with the binding's own decisions
         and exemptions."""
         lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
         gone = {id(d) for d in shared.exemptable if not self._applies(d, lists)} if lists else set()
         mine = [d for d in own if self._counts(d, shared.term)]
-        applied = [d for d in shared.decisions if id(d) not in gone] if gone else list(shared.decisions)
-        applied += mine
+        applied: Sequence[Decision] = (
+            [*(d for d in shared.decisions if id(d) not in gone), *mine] if gone else Joined(shared.decisions, mine)
+        )
         rejects = [d for d in mine if d.kind is DecisionKind.REJECT]
         if not gone and not rejects:
             return shared.rejected, shared.feasible, applied, mine
         changes: dict[str, tuple[Reason, ...] | None] = {}
-        for cluster in {d.cluster for d in shared.exemptable if id(d) in gone} | {d.cluster for d in rejects}:
+        exempted = {d.cluster for d in shared.exemptable if id(d) in gone} if gone else set()
+        for cluster in exempted | {d.cluster for d in rejects}:
             reasons = [d for d in shared.by_cluster.get(cluster, []) if id(d) not in gone]
             reasons += [d for d in rejects if d.cluster == cluster]
             changes[cluster] = self._sorted_reasons(reasons) if reasons else None
@@ -568,7 +570,12 @@ class Scheduler:
         return available
 
     def _scores(
-        self, shared: _Shared, applied: list[Decision], mine: list[Decision], feasible: Subset, current: Sequence[str]
+        self,
+        shared: _Shared,
+        applied: Sequence[Decision],
+        mine: list[Decision],
+        feasible: Subset,
+        current: Sequence[str],
     ) -> Mapping[str, int]:
         """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
         NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
@@ -674,7 +681,7 @@ class _Attempt:
     feasible: Subset
     scores: Mapping[str, int]
     rejected: Mapping[str, tuple[Reason, ...]]
-    applied: list[Decision]
+    applied: Sequence[Decision]
     selected: tuple[str, ...] = ()
     replicas: Mapping[str, int] = field(default_factory=dict)
     error: str | None = None  # the condition message, when the term failed

@@ -107,3 +107,33 @@ class Constant(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+class Joined(Sequence[V]):
+    """``first`` then ``then``, without copying ``first`` (a policy's shared decisions, which every binding's
+    applied decisions begin with)."""
+
+    __slots__ = ("_first", "_then")
+
+    def __init__(self, first: Sequence[V], then: Sequence[V]) -> None:
+        self._first, self._then = first, then
+
+    def __len__(self) -> int:
+        return len(self._first) + len(self._then)
+
+    def __iter__(self) -> Iterator[V]:
+        yield from self._first
+        yield from self._then
+
+    @overload
+    def __getitem__(self, index: int) -> V: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[V]: ...
+    def __getitem__(self, index: int | slice) -> V | Sequence[V]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += len(self)
+        if 0 <= index < len(self._first):
+            return self._first[index]
+        return self._then[index - len(self._first)]
