@@ -281,5 +281,6 @@ def test_feature_gates_are_parsed_as_the_controller_manager_does(flag: str, mess
     with pytest.raises(ValueError, match=re.escape(message)):
         Controllers.parse([flag])
     assert Controllers.parse(["feature-gates=PolicyPreemption=false,PolicyPreemption=1"]).policy_preemption
+    assert Controllers.parse(["feature-gates= PolicyPreemption=true ,"]).policy_preemption  # as mapStringBool
     assumed = Controllers.parse(["feature-gates=WorkloadAffinity=true,Failover=false"])
     assert not assumed.failover and not assumed.taint_manager and not assumed.policy_preemption

@@ -90,8 +90,9 @@ class Controllers:
     def _gates(self, item: str, value: str) -> Controllers:
         """``--feature-gates=NAME=BOOL,…`` as component-base parses it (bool as strconv.ParseBool)."""
         out = self
-        for part in value.split(","):
-            gate, sep, setting = part.strip().partition("=")
+        parts = [p.strip() for p in value.split(",") if p.strip()]  # component-base's mapStringBool skips empty ones
+        for part in parts or [""]:
+            gate, sep, setting = part.partition("=")
             if not sep or gate not in (*self.GATES, *self.ASSUMED):
                 raise ValueError(
                     f"{item!r}: expected feature-gates=NAME=true|false with NAME one of {', '.join(self.GATES)} "
