@@ -265,3 +265,11 @@ def test_components_without_a_one_cluster_placement_go_to_every_cluster(tmp_path
     # without components the same binding is divided by its one pod template
     legacy = evaluated(tmp_path, "  replicas divided by available", None)
     assert list(legacy.placements[0].replicas.values()) == [1]
+
+
+def test_a_duplicated_multi_component_workload_takes_the_cluster_with_most_sets(tmp_path: Path) -> None:
+    """Duplicated ignores available replicas as a need (shouldIgnoreAvailableResource) but the clusters are
+    still ordered by them (score, then available sets, then name): huge, with 7 sets, comes first."""
+    result = evaluated(tmp_path, "  spread by cluster min 1 max 1", PARTS)
+    (p,) = result.placements
+    assert p.clusters == ("huge",) and p.components == (("jobmanager", 1), ("taskmanager", 4))
