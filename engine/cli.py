@@ -589,10 +589,7 @@ def diff_command(
     report_path: str | None,
 ) -> None:
     """Evaluate two versions of the rules over the same facts and report what changed."""
-    gates = {g.strip() for g in fail_on.split(",") if g.strip()}
-    unknown = gates - set(CATEGORIES)
-    if unknown:
-        raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}; choose from {', '.join(CATEGORIES)}")
+    gates = _gates(fail_on, CATEGORIES)
     if bool(base) == bool(base_ref):
         raise UsageError("give the old rules with either --base or --base-ref")
     loaded = _facts(facts, head)
@@ -627,6 +624,15 @@ PROGRESS_FROM = 5000
 def _worth_a_bar(facts: Facts, total: int) -> int:
     """``total`` steps for a progress bar over ``facts``, or 0 (no bar) for a small snapshot."""
     return total if len(facts.bindings) >= PROGRESS_FROM else 0
+
+
+def _gates(fail_on: str, known: Sequence[str]) -> set[str]:
+    """The comma-separated ``--fail-on`` categories, each one of ``known``."""
+    gates = {g.strip() for g in fail_on.split(",") if g.strip()}
+    unknown = gates - set(known)
+    if unknown:
+        raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
+    return gates
 
 
 def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Callable[[int], None] | None]:
@@ -699,10 +705,7 @@ def resilience(
 ) -> None:
     """What each cluster failure does to the fleet: evictions, moves, unschedulable workloads, lost spread and
     state, ranked by blast radius (a fleetrules extension; Karmada has no offline failover analysis)."""
-    gates = {g.strip() for g in fail_on.split(",") if g.strip()}
-    unknown = gates - set(RESILIENCE_GATES)
-    if unknown:
-        raise UsageError(f"--fail-on: unknown {sorted(unknown)[0]!r}; known: {', '.join(RESILIENCE_GATES)}")
+    gates = _gates(fail_on, RESILIENCE_GATES)
     if base and base_ref:
         raise UsageError("--base and --base-ref: give one of them")
     rule_set, loaded = _rules(rules), _facts(facts, rules)

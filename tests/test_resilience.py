@@ -130,7 +130,7 @@ def test_the_command_ranks_fails_on_and_compares(tmp_path: Path) -> None:
     failing = runner.invoke(main, [*args, "--fail-on", "unschedulable"])
     assert failing.exit_code == 1
     bad = runner.invoke(main, [*args, "--fail-on", "sadness"])
-    assert bad.exit_code == 2 and "unknown 'sadness'" in bad.output
+    assert bad.exit_code == 2 and "unknown sadness; choose from unschedulable, spread-lost, state-lost" in bad.output
     # a looser version: without anti-affinity, no failure leaves a pipeline unschedulable
     loose = tmp_path / "loose.fr"
     text = (folder / "policy.fr").read_text().replace("  workload anti-affinity by karmada.io/group\n", "")
