@@ -93,7 +93,7 @@ class Scheduler:
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
-        self._reasons: dict[Decision, Reason] = {}
+        self._reasons: dict[tuple[int, str, str], Reason] = {}
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
@@ -248,12 +248,13 @@ class Scheduler:
 
     # ------------------------------------------------------------ decisions
     def _reason(self, decision: Decision) -> Reason:
-        reason = self._reasons.get(decision)
+        key = (decision.rule, decision.message, decision.reason)  # bindings rejected alike share one Reason
+        reason = self._reasons.get(key)
         if reason is None:
             rule = self.compiled.rules[decision.rule]
             source = f"{rule.span.file}:{rule.span.line}"
             reason = Reason(rule.name, source, decision.message, decision.reason or decision.message)
-            self._reasons[decision] = reason
+            self._reasons[key] = reason
         return reason
 
     def _shared(self, policy: str, term: str | None, workload: bool = True) -> _Shared:
