@@ -350,11 +350,12 @@ class Scheduler:
         feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
         return Overlay(shared.rejected, changes), feasible, applied, mine
 
-    def decide(self, binding: Binding, trigger: str = "") -> Placement:
+    def decide(self, binding: Binding, why: str = "") -> Placement:
         """Schedule one binding: for each clusterAffinities term from the observed one, filter (the
         engine's decisions), score, select and assign; the first term that succeeds wins. When every
         term fails, the first failure stands: a FitError empties spec.clusters, any other error
-        keeps them (karmada scheduler.go scheduleResourceBindingWithClusterAffinities)."""
+        keeps them (karmada scheduler.go scheduleResourceBindingWithClusterAffinities). ``why``: the
+        reason the scheduler runs it (engine.schedule.reschedule.Trigger), recorded on the placement."""
         policy = self.binding_policy[binding.key]
         assert policy is not None
         name = policy.name.value
@@ -386,7 +387,7 @@ class Scheduler:
             message=attempt.error or "",
             previous=binding.cluster_names,
             affinity_term=attempt.term,
-            trigger=trigger,
+            trigger=why,
             explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)),
             replicas=attempt.replicas if attempt.error is None else binding.replicas_by_cluster,
             components=(
