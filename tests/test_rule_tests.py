@@ -57,3 +57,32 @@ def test_usage(tmp_path: Path) -> None:
     assert run(str(tmp_path / "missing"))[0] == 2
     code, _, err = run(str(tmp_path))
     assert code == 2 and "no test files" in err
+
+
+def test_a_test_file_sets_controller_flags(tmp_path: Path) -> None:
+    """`controllers:` in a test file (or a case) are --controller's flags: here the PolicyPreemption gate."""
+    (tmp_path / "p.fr").write_text(
+        "policy shop/old {\n  select { kind Deployment }\n}\n"
+        "policy shop/new {\n  select { kind Deployment name web }\n  priority 5\n  preemption always\n"
+        "  clusters { names m2 }\n}\n"
+    )
+    claimed = (
+        "{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: shop, "
+        "labels: {propagationpolicy.karmada.io/permanent-id: a1}, annotations: "
+        "{propagationpolicy.karmada.io/namespace: shop, propagationpolicy.karmada.io/name: old}}}"
+    )
+    (tmp_path / "p_test.yaml").write_text(
+        "rules: [p.fr]\nobjects:\n"
+        + "".join(
+            f"- {{apiVersion: cluster.karmada.io/v1alpha1, kind: Cluster, metadata: {{name: {c}}}}}\n"
+            for c in ("m1", "m2")
+        )
+        + f"- {claimed}\ncontrollers: [feature-gates=PolicyPreemption=true]\ncases:\n"
+        "- name: preempted\n  expect: {placements: {shop/web-deployment: {clusters: [m2]}}}\n"
+        "- name: without the gate\n  controllers: []\n"
+        "  expect: {placements: {shop/web-deployment: {clusters: [m1, m2]}}}\n"
+        "- name: a bad flag\n  controllers: [feature-gates=Nope=true]\n  expect: {placements: {}}\n"
+    )
+    code, out, _ = run(str(tmp_path))
+    assert code == 1 and out.endswith("2 passed, 1 failed\n"), out
+    assert "controllers: 'feature-gates=Nope=true'" in out and "p_test.yaml:14:16" in out, out

@@ -4,6 +4,7 @@
     facts: [facts]               # files or directories; `objects:` adds inline Karmada objects
     now: 2026-12-02T10:02:01Z    # optional: evaluate failover at this time
     karmadaVersion: "1.18"       # optional: the Karmada version (default: the newest modelled)
+    controllers: [feature-gates=PolicyPreemption=true]   # optional: controller manager flags (--controller)
     cases:
     - name: pipelines of a group never share a cluster
       expect:
@@ -15,7 +16,7 @@
         evictions:               # in order; each item's fields must match
         - {binding: streaming/x-deployment, cluster: member1, reason: ApplicationFailure}
 
-A case may override ``rules``, ``facts``, ``objects`` and ``now``.
+A case may override ``rules``, ``facts``, ``objects``, ``now``, ``karmadaVersion`` and ``controllers``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import yaml
 from engine.check.rules import load_rules
 from engine.errors import FleetrulesError, render
 from engine.evaluate import evaluate
+from engine.failover.controllers import Controllers
 from engine.inputs.facts import parse_time
 from engine.inputs.files import display_path, expand
 from engine.inputs.objects import load_facts
@@ -40,7 +42,8 @@ from engine.schedule.program import program
 from engine.syntax.schema import KARMADA_VERSION, karmada_version
 
 TEST_SUFFIX = "_test.yaml"
-_CASE_KEYS = {"name", "rules", "facts", "objects", "now", "karmadaVersion", "expect"}
+_DEFAULT_KEYS = ("rules", "facts", "objects", "now", "karmadaVersion", "controllers")
+_CASE_KEYS = {"name", *_DEFAULT_KEYS, "expect"}
 _EXPECT_KEYS = {"placements", "rejected", "evictions"}
 
 
@@ -141,7 +144,7 @@ def _case(
         rules = load_rules([base / str(r) for r in merged.get("rules") or []], version)
         facts = load_facts([base / str(f) for f in merged.get("facts") or []], merged.get("objects") or [])
         now = parse_time(str(merged["now"])) if merged.get("now") else None
-        result = evaluate(rules, facts, now)
+        result = evaluate(rules, facts, now, controllers=_controllers(document, case, merged))
     except (FleetrulesError, ValueError) as exc:
         message = exc.render() if isinstance(exc, FleetrulesError) else str(exc)
         return Outcome(shown, name, False, error=message)
@@ -157,6 +160,19 @@ def _case(
         return Outcome(shown, name, True)
     diff = "".join(difflib.unified_diff(_dump(expected), _dump(actual), "expected", "actual"))
     return Outcome(shown, name, False, diff=diff)
+
+
+def _controllers(document: Document, case: dict[str, Any], merged: dict[str, Any]) -> Controllers:
+    """The case's (or file's) ``controllers``: flags as ``--controller`` takes them; ValueError at where
+    they are written."""
+    flags = merged.get("controllers") or []
+    where = document.span(case if "controllers" in case else document.value, "controllers")
+    if not isinstance(flags, list):
+        raise ValueError(f"{where}: controllers: a list of FLAG=VALUE, as --controller takes them")
+    try:
+        return Controllers.parse([str(f) for f in flags])
+    except ValueError as exc:
+        raise ValueError(f"{where}: controllers: {exc}") from None
 
 
 def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> Report:
@@ -175,7 +191,7 @@ def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> Re
             message = f"{where}: expected one YAML document, a mapping with a list 'cases'"
             report.outcomes.append(Outcome(shown, "(file)", False, error=message))
             continue
-        defaults = {k: data[k] for k in ("rules", "facts", "objects", "now", "karmadaVersion") if k in data}
+        defaults = {k: data[k] for k in _DEFAULT_KEYS if k in data}
         for index in range(len(data["cases"])):
             report.outcomes.append(_case(test_file, documents[0], defaults, index, report, version))
     return report
