@@ -109,19 +109,28 @@ def policy_scope(name: str) -> dict[str, Any]:
 
 
 def placements(
-    symbols: Symbols, binding_props: Mapping[str, Any], targets: Sequence[Cluster | str]
+    symbols: Symbols,
+    binding_props: Mapping[str, Any],
+    targets: Sequence[Cluster | str],
+    seen: dict[str, tuple[Cluster, dict[str, Any]]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The placement facts of a binding on ``targets`` (a Cluster, or the name of one not in the facts),
-    and its ``scheduled`` fact."""
+    and its ``scheduled`` fact. ``seen`` keeps each cluster's part of them (its name and labels), for as
+    long as the cluster is the same object."""
     base = {k: binding_props[k] for k in ("namespace", "affinity_group", "anti_affinity_group")}
     base["binding"] = binding_props["name"]
-    own_labels = {k: v for k, v in binding_props.items() if k.startswith("L")}
+    own = base | {k: v for k, v in binding_props.items() if k.startswith("L")}
     facts = []
     for target in targets:
         if isinstance(target, Cluster):
-            facts.append(base | own_labels | {"cluster": target.name} | labels(symbols, target.labels, "C"))
+            known = seen.get(target.name) if seen is not None else None
+            if known is None or known[0] is not target:
+                known = (target, {"cluster": target.name} | labels(symbols, target.labels, "C"))
+                if seen is not None:
+                    seen[target.name] = known
+            facts.append(own | known[1])
         else:
-            facts.append(base | own_labels | {"cluster": target})
+            facts.append(own | {"cluster": target})
     return facts, base
 
 

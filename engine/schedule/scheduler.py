@@ -101,6 +101,7 @@ class Scheduler:
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
+        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.placements' cache
 
     def close(self) -> None:
         self.session.close()
@@ -228,7 +229,7 @@ class Scheduler:
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
             return  # no rule could match its placements (saves a third of the engine's work at scale)
         targets = [self.clusters.get(name, name) for name in clusters]
-        placements, scheduled = encoding.placements(self.symbols, b, targets)
+        placements, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
         ids = [self.session.assert_fact("placement", props) for props in placements]
         if b["affinity_group"] or "scheduled" in ungrouped:
             ids.append(self.session.assert_fact("scheduled", scheduled))
