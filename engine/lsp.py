@@ -109,6 +109,19 @@ def _policy_hover(policy: ast.Policy) -> str:
         lines += [f"- `{r.name}` (line {r.span.line})" for r in compiled]
     lines.append("")
     lines.append("Built-in rules acting on its bindings: " + ", ".join(f"`{n}`" for n in _builtins_fed(policy)))
+    if policy.preempts:
+        lines.append("")
+        lines.append(
+            "Preemption: takes the workloads its selects name from policies of lower priority (and a "
+            "PropagationPolicy from any ClusterPropagationPolicy), with the PolicyPreemption gate only "
+            "(off by default; `--controller feature-gates=PolicyPreemption=true`)."
+        )
+    if policy.lazy:
+        lines.append("")
+        lines.append(
+            "Lazy activation: a change of this policy's placement reaches a scheduled workload only when "
+            "the workload itself changes; until then its bindings are settled."
+        )
     return "\n".join(lines)
 
 

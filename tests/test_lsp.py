@@ -123,3 +123,16 @@ def test_a_stdio_session(tmp_path: Path) -> None:
     assert isinstance(edits, (list, tuple)), repr(edits)
     (edit,) = edits
     assert edit.new_text == "policy m {\n  select {\n    kind Job\n  }\n}\n"
+
+
+def test_a_policy_hover_says_what_preemption_and_lazy_activation_do() -> None:
+    from engine.lsp import hover
+
+    text = "policy p {\n  select { kind Deployment name web }\n  preemption always\n  activation lazy\n}\n"
+    found = hover("file:///p.fr", text, 0, 8)
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    assert "PolicyPreemption gate only" in found.contents.value
+    assert "Lazy activation: a change of this policy's placement" in found.contents.value
+    plain = hover("file:///p.fr", "policy p {\n  select { kind Deployment }\n}\n", 0, 8)
+    assert plain is not None and isinstance(plain.contents, types.MarkupContent)
+    assert "Preemption" not in plain.contents.value and "Lazy" not in plain.contents.value
