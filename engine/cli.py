@@ -155,8 +155,8 @@ _CONTROLLER = click.option(
     help="A karmada-controller-manager flag that changes failover or policy choice (repeatable): "
     "enable-no-execute-taint-eviction=true|false (fleetrules assumes true; Karmada's default is false), "
     "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m, "
-    "feature-gates=NAME=BOOL,… for PolicyPreemption (off by default, as in Karmada), Failover and "
-    "StatefulFailoverInjection (fleetrules assumes them on; Karmada's default is off).",
+    "feature-gates=NAME=BOOL,… for PolicyPreemption (off by default, as in Karmada), Failover, "
+    "StatefulFailoverInjection and WorkloadAffinity (fleetrules assumes them on; Karmada's default is off).",
 )
 
 

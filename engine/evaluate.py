@@ -25,7 +25,7 @@ def scheduler_for(
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies;
     ``reference``: every rule evaluated inside durable-rules, without the indexed joins, and every binding
     decided on its own (no result shared by bindings alike); ``controllers``:
-    the controller manager's flags (its resource detector's PolicyPreemption gate)."""
+    the controller manager's flags (its resource detector's PolicyPreemption and WorkloadAffinity gates)."""
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
@@ -35,6 +35,7 @@ def scheduler_for(
         facts,
         controllers.policy_preemption,
         share=not reference,
+        workload_affinity=controllers.workload_affinity,
     )
     try:
         scheduler.load()

@@ -272,8 +272,11 @@ def test_without_the_gate_a_preempting_policy_is_warned_about_and_the_claim_hold
     ("flag", "message"),
     [
         ("feature-gates=PolicyPreemption=maybe", "invalid value of PolicyPreemption: 'maybe'"),
-        ("feature-gates=Unheard=true", "NAME one of Failover, PolicyPreemption, StatefulFailoverInjection"),
-        ("feature-gates=WorkloadAffinity=false", "fleetrules evaluates with WorkloadAffinity on"),
+        (
+            "feature-gates=Unheard=true",
+            "one of Failover, PolicyPreemption, StatefulFailoverInjection, WorkloadAffinity",
+        ),
+        ("feature-gates=GracefulEviction=false", "fleetrules evaluates with GracefulEviction on"),
         ("feature-gates=PolicyPreemption", "expected feature-gates=NAME=true|false"),
     ],
 )
@@ -282,5 +285,5 @@ def test_feature_gates_are_parsed_as_the_controller_manager_does(flag: str, mess
         Controllers.parse([flag])
     assert Controllers.parse(["feature-gates=PolicyPreemption=false,PolicyPreemption=1"]).policy_preemption
     assert Controllers.parse(["feature-gates= PolicyPreemption=true ,"]).policy_preemption  # as mapStringBool
-    assumed = Controllers.parse(["feature-gates=WorkloadAffinity=true,Failover=false"])
+    assumed = Controllers.parse(["feature-gates=GracefulEviction=true,Failover=false"])
     assert not assumed.failover and not assumed.taint_manager and not assumed.policy_preemption

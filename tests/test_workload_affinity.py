@@ -178,3 +178,19 @@ def test_too_few_feasible_clusters_for_min_groups(tmp_path: Path) -> None:
     assert placement.message == (
         "failed to select clusters: the number of feasible clusters is less than spreadConstraint.MinGroups"
     )
+
+
+def test_with_the_workload_affinity_gate_off_workload_terms_do_nothing() -> None:
+    """pkg/detector/detector.go and pkg/scheduler/indexer.go act on groups only with the WorkloadAffinity gate
+    (alpha, off in Karmada; fleetrules takes it to be on): off, the flink-ha pipelines share clusters."""
+    from engine import evaluate, load_facts, load_rules
+    from engine.failover.controllers import Controllers
+
+    folder = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
+    rules, facts = load_rules([folder / "policy.fr"]), load_facts([folder / "facts"])
+    on = evaluate(rules, facts)
+    off = evaluate(rules, facts, controllers=Controllers.parse(["feature-gates=WorkloadAffinity=false"]))
+    assert any(p.unschedulable for p in on.placements) and not any(p.unschedulable for p in off.placements)
+    assert not any(r.rule.startswith("workload-") for p in off.placements for rs in p.rejected.values() for r in rs)
+    assert any("WorkloadAffinity gate off" in w.message for w in off.warnings)
+    assert not any("WorkloadAffinity gate off" in w.message for w in on.warnings)

@@ -45,11 +45,13 @@ class Controllers:
     # --no-execute-taint-eviction-purge-mode: for policies without a failover.cluster block
     taint_purge_mode: str = "Gracefully"
     graceful_eviction_timeout: int = GRACEFUL_EVICTION_TIMEOUT  # --graceful-eviction-timeout, seconds
-    # --feature-gates: PolicyPreemption (off, as in Karmada), Failover and StatefulFailoverInjection (taken
-    # to be on, as a policy that writes failover or statePreservation means them to be; Karmada's are off)
+    # --feature-gates: PolicyPreemption (off, as in Karmada), Failover, StatefulFailoverInjection and
+    # WorkloadAffinity (taken to be on, as a policy that writes failover, statePreservation or workload
+    # affinity means them to be; Karmada's are off)
     policy_preemption: bool = False
     failover: bool = True
     stateful_failover_injection: bool = True
+    workload_affinity: bool = True  # off: the detector records no groups on bindings, nothing is co-located
 
     FLAGS = (
         "enable-no-execute-taint-eviction",
@@ -57,10 +59,11 @@ class Controllers:
         "graceful-eviction-timeout",
         "feature-gates",
     )
-    GATES = ("Failover", "PolicyPreemption", "StatefulFailoverInjection")  # the feature gates fleetrules models
+    # the feature gates fleetrules models
+    GATES = ("Failover", "PolicyPreemption", "StatefulFailoverInjection", "WorkloadAffinity")
     # gates fleetrules evaluates as on: accepted as =true (a controller manager's flags as they are), refused off
     ASSUMED = ("CustomizedClusterResourceModeling", "GracefulEviction", "MultiplePodTemplatesScheduling",
-               "PropagateDeps", "WorkloadAffinity")  # fmt: skip
+               "PropagateDeps")  # fmt: skip
 
     @classmethod
     def parse(cls, settings: Sequence[str]) -> Controllers:
@@ -108,6 +111,8 @@ class Controllers:
                 out = replace(out, policy_preemption=on)
             elif gate == "Failover":
                 out = replace(out, failover=on)
+            elif gate == "WorkloadAffinity":
+                out = replace(out, workload_affinity=on)
             else:
                 out = replace(out, stateful_failover_injection=on)
         return out

@@ -64,8 +64,12 @@ class Scheduler:
         facts: Facts,
         preemption: bool = False,
         share: bool = True,
+        workload_affinity: bool = True,
     ) -> None:
         self.program = program
+        # the WorkloadAffinity gate: off, the detector records no groups on bindings (pkg/detector/detector.go)
+        # and the scheduler's indexer keeps none (pkg/scheduler/indexer.go), so no workload term acts
+        self.workload_affinity = workload_affinity
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
@@ -205,8 +209,8 @@ class Scheduler:
     def _counts_as_peer(self, binding: Binding) -> bool:
         """A binding a policy selects, or one whose spec.workloadAffinityGroups the scheduler's indexer
         sees whatever policy made it (another team's, not among the evaluated ones)."""
-        return self.binding_policy[binding.key] is not None or bool(
-            binding.affinity_group or binding.anti_affinity_group
+        return self.binding_policy[binding.key] is not None or (
+            self.workload_affinity and bool(binding.affinity_group or binding.anti_affinity_group)
         )
 
     def _load_binding(self, binding: Binding) -> None:
@@ -215,6 +219,8 @@ class Scheduler:
         if policy is None or not binding.labels:
             # no workload manifest, or no evaluated policy: the groups recorded on the binding
             g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
+        if not self.workload_affinity:
+            g = Groups()
         props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
         self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
         self.binding_facts[binding.key] = props
@@ -666,6 +672,14 @@ class Scheduler:
                             "--controller feature-gates=PolicyPreemption=true evaluates with the gate on"
                         )
                         out.append(warning(message, stmt.span))
+        if not self.workload_affinity:
+            for policy in self.policies.values():
+                for stmt in policy.of_type(ast.WorkloadTerm)[:1]:
+                    message = (
+                        f"policy {policy.name.value}: workload affinity does nothing with the WorkloadAffinity "
+                        "gate off (the detector records no groups; the scheduler has no affinity plugin)"
+                    )
+                    out.append(warning(message, stmt.span))
         unmatched = set(self.unmatched)
         for binding in self.facts.bindings:
             key, note = binding.key, self.notes.get(binding.key)
