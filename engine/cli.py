@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import click
 
 from engine.check.rules import load_rule_set
-from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, printable, render
+from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, printable, render, warning
 from engine.evaluate import evaluate, evaluation_time
 from engine.evaluate import simulate as run_simulation
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
@@ -710,7 +710,16 @@ def resilience(
     if base and base_ref:
         raise UsageError("--base and --base-ref: give one of them")
     rule_set, loaded = _rules(rules), _facts(facts, rules)
-    plan = scenarios(loaded.clusters, list(failures) or ["no-execute"], by, k)
+    chosen = list(failures) or ["no-execute"]
+    if "no-execute" in chosen and not _controller_flags().taint_manager:
+        _warn(
+            warning(
+                "the taint manager is off (--controller enable-no-execute-taint-eviction=false or "
+                "feature-gates=Failover=false): a NoExecute taint evicts nothing, in Karmada as here",
+                subject="--failure no-execute",
+            )
+        )
+    plan = scenarios(loaded.clusters, chosen, by, k)
     if not plan:
         what = "clusters" if by == "cluster" else f"{by} values among the clusters (a cluster without one is left out)"
         raise UsageError(f"no scenarios: fewer than {k} {what}")

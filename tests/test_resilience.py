@@ -199,3 +199,14 @@ def test_change_lines_count_in_words() -> None:
     text = changes_text(resilience_changes([before], [after]))
     assert "  + 2 more unschedulable: ns/b, ns/c" in text
     assert "  - 1 fewer unschedulable: ns/a" in text
+
+
+def test_with_the_taint_manager_off_a_no_execute_failure_evicts_nothing_and_says_why() -> None:
+    folder = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
+    args = ["resilience", str(folder / "policy.fr"), "--facts", str(folder / "facts"), "--workers", "1"]
+    result = CliRunner().invoke(main, [*args, "--controller", "feature-gates=Failover=false", "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert "the taint manager is off" in result.stderr
+    data = json.loads(result.stdout)
+    impacts = data["scenarios"] if isinstance(data, dict) else data
+    assert impacts and all(not i["evicted"] for i in impacts)
