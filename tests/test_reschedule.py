@@ -320,6 +320,8 @@ def test_a_lazy_policy_leaves_a_scheduled_binding_on_the_placement_it_was_schedu
     assert trigger(more, lazy, CLUSTERS) == Trigger.REPLICAS
     unchanged = binding(clusters=PLACED, applied_placement=APPLIED)
     assert not held_by_lazy_activation(unchanged, lazy)
+    # no applied-placement annotation: the scheduler's own comparison (spec.placement against it) runs it
+    assert trigger(binding(clusters=PLACED), lazy, CLUSTERS) == Trigger.PLACEMENT
 
 
 def test_a_lazy_policy_change_is_reported_as_waiting_for_the_workload(tmp_path: Path) -> None:

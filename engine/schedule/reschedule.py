@@ -109,6 +109,7 @@ def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
     return (
         policy.lazy
         and bool(binding.clusters)
+        and bool(binding.applied_placement)  # without one, the scheduler runs it whatever the policy
         and placement_changed(policy, binding.applied_placement, binding.observed_affinity_name)
     )
 
@@ -117,7 +118,8 @@ def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster
     """Why the scheduler would run ``binding`` now; None when it is settled."""
     if not binding.clusters:
         return Trigger.PENDING
-    if not policy.lazy and placement_changed(policy, binding.applied_placement, binding.observed_affinity_name):
+    changed = placement_changed(policy, binding.applied_placement, binding.observed_affinity_name)
+    if changed and not held_by_lazy_activation(binding, policy):
         return Trigger.PLACEMENT
     if replicas_changed(binding):
         return Trigger.REPLICAS
