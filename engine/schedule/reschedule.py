@@ -102,15 +102,17 @@ def reschedule_required(binding: Binding) -> bool:
     return triggered is not None and last is not None and triggered > last
 
 
+def _lazy_holds(binding: Binding, policy: ast.Policy) -> bool:
+    """The policy is Lazy and the binding was scheduled with an applied placement: the detector does not
+    refresh the binding for a change of the policy (only for a change of the workload), so its
+    spec.placement is still the applied one. Without an annotation the scheduler runs it whatever the policy."""
+    return policy.lazy and bool(binding.clusters) and bool(binding.applied_placement)
+
+
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
-    """A scheduled binding whose policy changed its placement, where the policy is Lazy: the detector does
-    not refresh the binding for a change of the policy (only for a change of the workload), so its
-    spec.placement is still the one it was scheduled with."""
-    return (
-        policy.lazy
-        and bool(binding.clusters)
-        and bool(binding.applied_placement)  # without one, the scheduler runs it whatever the policy
-        and placement_changed(policy, binding.applied_placement, binding.observed_affinity_name)
+    """A scheduled binding whose policy changed its placement, kept on it by lazy activation."""
+    return _lazy_holds(binding, policy) and placement_changed(
+        policy, binding.applied_placement, binding.observed_affinity_name
     )
 
 
@@ -118,8 +120,9 @@ def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster
     """Why the scheduler would run ``binding`` now; None when it is settled."""
     if not binding.clusters:
         return Trigger.PENDING
-    changed = placement_changed(policy, binding.applied_placement, binding.observed_affinity_name)
-    if changed and not held_by_lazy_activation(binding, policy):
+    if not _lazy_holds(binding, policy) and placement_changed(
+        policy, binding.applied_placement, binding.observed_affinity_name
+    ):
         return Trigger.PLACEMENT
     if replicas_changed(binding):
         return Trigger.REPLICAS
