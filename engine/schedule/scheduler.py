@@ -665,7 +665,7 @@ class Scheduler:
         if not self.preemption:
             for policy in self.policies.values():
                 for stmt in policy.of_type(ast.Preemption):
-                    if policy.preempts:
+                    if isinstance(stmt, ast.Preemption) and stmt.mode.value == "always":
                         message = (
                             f"policy {policy.name.value}: preemption acts only with the PolicyPreemption feature "
                             "gate (alpha, off by default), so a workload claimed by another policy stays with it; "
