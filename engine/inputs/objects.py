@@ -315,11 +315,8 @@ def _resource_summary(r: _Reader, status: Mapping[str, Any]) -> ResourceSummary 
         grade = r.integer(item, "grade", f"{path}.allocatableModelings[{i}]", minimum=0)
         count = r.integer(item, "count", f"{path}.allocatableModelings[{i}]", minimum=0)
         modelings.append((grade or 0, count or 0))
-    allocatable = summary.get("allocatable")
     return ResourceSummary(
-        binary=frozenset(str(k) for k, v in allocatable.items() if binary_si(v))
-        if isinstance(allocatable, dict)
-        else frozenset(),
+        binary=_binary(summary.get("allocatable")),
         allocatable=r.resources(summary, "allocatable", path),
         allocated=r.resources(summary, "allocated", path),
         allocating=r.resources(summary, "allocating", path),
@@ -370,6 +367,13 @@ def _split_group(r: _Reader, groups: Mapping[str, Any], key: str) -> str | None:
     return value if key in groups else None
 
 
+def _binary(resources: Any) -> frozenset[str]:
+    """The names in a ResourceList as written whose quantity is in the BinarySI format (``4Gi``)."""
+    return (
+        frozenset(str(k) for k, v in resources.items() if binary_si(v)) if isinstance(resources, dict) else frozenset()
+    )
+
+
 def _components(r: _Reader, spec: Mapping[str, Any]) -> tuple[Component, ...]:
     """spec.components: each pod template's name, replicas per set and resource request."""
     out = []
@@ -382,9 +386,7 @@ def _components(r: _Reader, spec: Mapping[str, Any]) -> tuple[Component, ...]:
             needs = r.mapping(item["replicaRequirements"], f"{path}.replicaRequirements")
             r.known(needs, {"nodeClaim", "resourceRequest", "priorityClassName"}, f"{path}.replicaRequirements")
             requirements = r.resources(needs, "resourceRequest", f"{path}.replicaRequirements")
-            request = needs.get("resourceRequest")
-            if isinstance(request, dict):
-                binary = frozenset(str(k) for k, v in request.items() if binary_si(v))
+            binary = _binary(needs.get("resourceRequest"))
         name = r.string(item, "name", path, required=True)
         out.append(Component(name, r.integer(item, "replicas", path, minimum=0) or 0, requirements, binary))
     return tuple(out)
