@@ -273,3 +273,19 @@ def test_a_duplicated_multi_component_workload_takes_the_cluster_with_most_sets(
     result = evaluated(tmp_path, "  spread by cluster min 1 max 1", PARTS)
     (p,) = result.placements
     assert p.clusters == ("huge",) and p.components == (("jobmanager", 1), ("taskmanager", 4))
+
+
+def test_bad_components_are_errors_at_their_fields() -> None:
+    from engine.errors import FactError
+
+    rb = flink([{"name": "jm", "replicas": "two"}, {"replicas": -1}, 7])
+    with pytest.raises(FactError) as caught:
+        load_facts(objects=[rb])
+    text = caught.value.render()
+    for said in (
+        "spec.components[0].replicas: expected an integer",
+        "spec.components[1].name: required",
+        "spec.components[1].replicas: must be at least 0",
+        "spec.components[2]: expected a mapping",
+    ):
+        assert said in text, text
