@@ -278,7 +278,8 @@ def test_a_duplicated_multi_component_workload_takes_the_cluster_with_most_sets(
 def test_bad_components_are_errors_at_their_fields() -> None:
     from engine.errors import FactError
 
-    rb = flink([{"name": "jm", "replicas": "two"}, {"replicas": -1}, 7])
+    rb = flink(None)
+    rb["spec"]["components"] = [{"name": "jm", "replicas": "two"}, {"replicas": -1}, 7]
     with pytest.raises(FactError) as caught:
         load_facts(objects=[rb])
     text = caught.value.render()
