@@ -70,6 +70,18 @@ def test_a_rule_that_scans_every_cluster_for_every_binding_stays_in_the_engine(t
     assert peers is not None and [s.keys for s in peers.steps] == [("namespace",), ("name",)]
 
 
+def test_a_negation_is_checked_as_soon_as_what_it_compares_with_is_matched(tmp_path: Path) -> None:
+    """The random fleets below run such a plan: its later steps are generated inside the `not`'s branch."""
+    rules = _rules(tmp_path, "policy p { select { kind Deployment } }\n" + USER_RULES[3])
+    calm = plan(rules["calm"])
+    assert calm is not None
+    assert [(s.fact_type, s.negated) for s in calm.steps] == [
+        ("eviction_task", True),
+        ("placement", False),
+        ("cluster", False),
+    ]
+
+
 def test_preferences_count_peers_per_domain_instead_of_visiting_each_placement_and_cluster(tmp_path: Path) -> None:
     """Issue 14's adversarial case: a preferred term within a region matched every peer placement with every
     cluster of its region (50 workloads of one group on 50 clusters: 60 s). Planned, the placements are
@@ -205,6 +217,10 @@ USER_RULES = [
     'rule alone { when binding b (b.labels.team == "b") and placement q (q.binding != b.name)'
     " and cluster c (c.name == q.cluster) and not cluster g (g.labels.region == c.labels.region)"
     ' then reject c for b "the only cluster of its region" }',
+    # a negation first (its plan's later steps run in the `not`'s else branch, outside any loop)
+    "rule calm { when binding b and not eviction_task e (e.binding == b.name and e.namespace == b.namespace)"
+    " and placement q (q.namespace == b.namespace and q.binding != b.name and q.binding < b.name)"
+    ' and cluster c (c.name == q.cluster) then reject c for b "after {q.binding}" }',
     # no join with a peer: stays in the engine
     'rule dev { when binding b (b.labels.team == "b") and cluster c (c.labels.env == "dev")'
     ' then reject c for b "team b stays off dev" }',

@@ -23,12 +23,13 @@ import itertools
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from durable import engine as durable
 
-from engine.backend.indexed import CompiledPlan, FactIndex, matches
+from engine.backend.indexed import CompiledPlan, FactIndex
+from engine.backend.indexed import decisions as planned_decisions
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
 from engine.compile.program import CompiledProgram
@@ -223,7 +224,7 @@ class DurableProgram:
         rules = compiled.rules
         self.plans: dict[int, CompiledPlan] = {}
         if not reference:
-            self.plans = {i: CompiledPlan(p) for i, p in enumerate(compiled.plans) if p is not None}
+            self.plans = {i: CompiledPlan(p, rules[i], i) for i, p in enumerate(compiled.plans) if p is not None}
         in_engine = [i for i in range(len(rules)) if i not in self.plans]
         # the fact types durable-rules must see, and those the plans read
         self.engine_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
@@ -336,13 +337,8 @@ class DurableSession:
         anchor = self._facts.get(owner)
         found: list[Decision] = []
         if anchor is not None and anchor["t"] == "binding":
-            rules = self.program.compiled.rules
-            for index, plan in self.program.plans.items():
-                for facts, group in matches(plan, anchor, self.index):
-                    decisions = self._decide(index, rules[index], facts)
-                    if group is not None:
-                        decisions = [replace(d, weight=d.weight * len(group), group=group) for d in decisions]
-                    found += decisions
+            for plan in self.program.plans.values():
+                planned_decisions(plan, anchor, self.index, found)
         out = self._planned[owner] = (self._epoch, tuple(found))
         return out[1]
 

@@ -1,22 +1,25 @@
 """Indexed joins: the planned rules (engine.compile.joins) evaluated over hash indexes of the facts.
 
 The facts of a session are kept by type; an index on some properties of a type is built the first time
-a plan looks facts up by them, and kept up to date as facts come and go. A planned rule's matches for
+a plan looks facts up by them, and kept up to date as facts come and go. A planned rule's decisions for
 one binding are found when asked for: from the binding, each step looks up the facts whose keys equal
 the values already matched, checks each against the pattern's whole condition, and for a `not` step
-requires that none is left. As in durable-rules, the patterns of one match are filled by distinct facts
-(a fact matched by one pattern neither fills another nor counts against a `not`).
+requires that none is left; each complete match makes the decisions of the rule's actions. Each planned
+rule is compiled to a Python function that does exactly that (``CompiledPlan``). As in durable-rules,
+the patterns of one match are filled by distinct facts (a fact matched by one pattern neither fills
+another nor counts against a `not`).
 """
 
 from __future__ import annotations
 
 import operator
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
-from engine.compile.joins import JoinPlan, Step
+from engine.compile.joins import JoinPlan, Operand, Step
 
 Fact = dict[str, Any]
 _MISSING = object()
@@ -30,6 +33,7 @@ class FactIndex:
         # (type, keys) → key values → facts (by id, in the order asserted)
         self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], dict[str, Fact]]] = {}
         self._keys_of: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        self._bound: dict[tuple[tuple[str, tuple[str, ...]], ...], list[dict[tuple[Any, ...], dict[str, Fact]]]] = {}
 
     def add(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         self.by_type[fact_type][fact_id] = fact
@@ -49,15 +53,19 @@ class FactIndex:
                     if not bucket:
                         del self._indexes[(fact_type, keys)][values]
 
-    def lookup(self, fact_type: str, keys: tuple[str, ...], values: tuple[Any, ...]) -> Iterable[Fact]:
-        """The facts of ``fact_type`` whose ``keys`` equal ``values`` (all of them without keys)."""
-        if not keys:
-            return self.by_type.get(fact_type, {}).values()
-        index = self._indexes.get((fact_type, keys))
-        if index is None:
-            index = self._build(fact_type, keys)
-        found = index.get(values)
-        return found.values() if found is not None else ()
+    def indexes(self, lookups: tuple[tuple[str, tuple[str, ...]], ...]) -> list[dict[tuple[Any, ...], dict[str, Fact]]]:
+        """The indexes on each (type, keys) of ``lookups``, built the first time (they are kept up to date
+        in place as facts come and go, so the list is kept too)."""
+        found = self._bound.get(lookups)
+        if found is None:
+            found = self._bound[lookups] = [
+                index if (index := self._indexes.get(lookup)) is not None else self._build(*lookup)
+                for lookup in lookups
+            ]
+        return found
+
+    def all_of(self, fact_type: str) -> Iterable[Fact]:
+        return self.by_type.get(fact_type, {}).values()
 
     def _build(self, fact_type: str, keys: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Fact]]:
         index: dict[tuple[Any, ...], dict[str, Fact]] = {}
@@ -85,163 +93,229 @@ def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-Predicate = Callable[[Fact, dict[str, Fact]], bool]
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+_CHECK: dict[str, Callable[[Any, Any], bool]] = {}
+
+
+def _checked(compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], bool]:
+    def check(left: Any, right: Any) -> bool:
+        if left is _MISSING or right is _MISSING:
+            return False
+        try:
+            return bool(compare(left, right))
+        except TypeError:  # incomparable values: the comparison does not hold
+            return False
+
+    return check
+
+
+for _op, _compare in {
     "==": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
     "<=": operator.le,
     ">": operator.gt,
     ">=": operator.ge,
-}
+}.items():
+    _CHECK[_op] = _checked(_compare)
 
 
-def predicate(cond: ir.Cond) -> Predicate:
-    """``cond`` as a Python function of (fact, matched facts), with exactly engine.compile.ir.holds'
-    semantics (a comparison with an absent property is false, as is one between incomparable values)."""
-    if cond == ir.TRUE:
-        return lambda fact, matched: True
-    if isinstance(cond, ir.Present):
-        prop, present = cond.prop, cond.present
-        return lambda fact, matched: (prop in fact) == present
-    if isinstance(cond, ir.Test):
-        return _test(cond)
-    parts = tuple(predicate(c) for c in cond.items)
-    if len(parts) == 2:  # the common case, without a generator per call
-        a, b = parts
-        if isinstance(cond, ir.AllOf):
-            return lambda fact, matched: a(fact, matched) and b(fact, matched)
-        return lambda fact, matched: a(fact, matched) or b(fact, matched)
-    if isinstance(cond, ir.AllOf):
-        return lambda fact, matched: all(p(fact, matched) for p in parts)
-    return lambda fact, matched: any(p(fact, matched) for p in parts)
-
-
-def _test(test: ir.Test) -> Predicate:
-    prop, compare, operand = test.prop, _COMPARE[test.op], test.operand
-    equality = test.op in ("==", "!=")
-    if isinstance(operand, ir.Ref):
-        alias, other = operand.alias, operand.prop
-
-        def joined(fact: Fact, matched: dict[str, Fact]) -> bool:
-            left, right = fact.get(prop, _MISSING), matched.get(alias, {}).get(other, _MISSING)
-            if left is _MISSING or right is _MISSING:
-                return False
-            if equality:
-                return bool(compare(left, right))
-            try:
-                return bool(compare(left, right))
-            except TypeError:
-                return False
-
-        return joined
-
-    def literal(fact: Fact, matched: dict[str, Fact]) -> bool:
-        left = fact.get(prop, _MISSING)
-        if left is _MISSING:
-            return False
-        try:
-            return bool(compare(left, operand))
-        except TypeError:
-            return False
-
-    return literal
+Index = dict[tuple[Any, ...], dict[str, Fact]]  # key values → facts (by id, in the order asserted)
+Matcher = Callable[[Fact, list[Index], Callable[[str], Iterable[Fact]], list[Decision]], None]
 
 
 class CompiledPlan:
-    """A join plan with its conditions as Python functions (the residual ones: the index did the keys)."""
+    """A planned rule as a Python function: its plan's steps as nested loops over index lookups, its
+    conditions as expressions (engine.compile.ir.holds' semantics), and its actions as the decisions each
+    match makes, generated when the program is built.
 
-    def __init__(self, plan: JoinPlan) -> None:
+    A generic interpreter of plans spent most of a binding's join time on itself (a generator frame per
+    step, the lookup's key tuple built by inspecting each operand, every condition a chain of closures,
+    each match's decisions built by inspecting the actions). The generated code does exactly the plan and
+    the actions; its source is kept (``source``) for tests and debugging."""
+
+    def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
         self.plan = plan
-        self.anchor = predicate(plan.anchor_cond)
-        self.steps = tuple((step, predicate(step.residual if step.keys else step.cond)) for step in plan.steps)
+        emitter = _Emitter(plan, rule, index)
+        self.source = emitter.source()
+        self.lookups = tuple(emitter.lookups)
+        scope: dict[str, Any] = {
+            "M": _MISSING,
+            "C": _CHECK,
+            "H": _hashable,
+            "K": tuple(emitter.constants),
+            "D": Decision,
+            "REJECT": DecisionKind.REJECT,
+            "PREFER": DecisionKind.PREFER,
+        }
+        exec(compile(self.source, f"<join plan of {rule.name}>", "exec"), scope)  # source from the plan alone
+        self._match: Matcher = scope["match"]
         first = plan.steps[0] if plan.steps else None
         # the type a match needs at least one fact of (the first pattern, when it is not a negation)
         self.needs = first.fact_type if first is not None and not first.negated else None
 
 
-# (alias, fact id) of each fact a match stands for at a grouped step; None: one match
-Group = tuple[tuple[str, str], ...] | None
-Match = tuple[dict[str, Fact], Group]
-
-
-_NONE: Iterator[Match] = iter(())
-
-
-def matches(plan: CompiledPlan, anchor: Fact, facts: FactIndex) -> Iterator[Match]:
-    """Every match of the planned rule in which ``anchor`` fills its binding pattern (alias → fact, for
-    the positive patterns); at a grouped step (Step.group_by), one match per group, with the group."""
+def decisions(plan: CompiledPlan, anchor: Fact, facts: FactIndex, out: list[Decision]) -> None:
+    """Append to ``out`` the decisions of every match of the planned rule in which ``anchor`` fills its
+    binding pattern, as the engine's action would make them (engine.backend.durable); at a grouped step
+    (Step.group_by), one decision per group, standing for its matches (Decision.group). As in
+    durable-rules, the patterns of one match are filled by distinct facts (a fact matched by one pattern
+    neither fills another nor counts against a `not`)."""
     if plan.needs is not None and not facts.by_type.get(plan.needs):
-        return _NONE  # no fact of the first pattern's type at all (no eviction task, no missing API)
-    if not plan.anchor(anchor, {}):
-        return _NONE
-    return _extend(plan.steps, 0, {plan.plan.anchor: anchor}, {anchor["id"]}, facts)
+        return  # no fact of the first pattern's type at all (no eviction task, no missing API)
+    plan._match(anchor, facts.indexes(plan.lookups), facts.all_of, out)
 
 
-def _extend(
-    steps: tuple[tuple[Step, Predicate], ...], at: int, matched: dict[str, Fact], used: set[str], facts: FactIndex
-) -> Iterator[Match]:
-    if at == len(steps):
-        yield dict(matched), None
-        return
-    step, check = steps[at]
-    last = at + 1 == len(steps)  # the match is complete after this step: yielded here, without a deeper frame
-    values = []
-    for v in step.values:
-        value = matched[v.alias].get(v.prop, _MISSING) if isinstance(v, ir.Ref) else v
-        if value is _MISSING:  # an equality with a property the matched fact lacks never holds
-            if step.negated:
-                yield from _extend(steps, at + 1, matched, used, facts)
-            return
-        values.append(_hashable(value))
-    candidates = facts.lookup(step.fact_type, step.keys, tuple(values))
-    if step.negated:
-        if not any(f["id"] not in used and check(f, matched) for f in candidates):
-            if last:
-                yield dict(matched), None
+class _Emitter:
+    """The Python source of one planned rule: ``match(A, X, T, out)`` appends to ``out`` the decisions of
+    every match of the anchor fact ``A``, looking facts up in the indexes ``X`` (one per step with keys,
+    in ``lookups``' order) and ``T(type)`` (every fact of a type)."""
+
+    def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
+        self.plan, self.rule, self.index = plan, rule, index
+        self.lines: list[str] = []
+        self.constants: list[Any] = []  # literals other than str, int and bool: K[i]
+        self.lookups: list[tuple[str, tuple[str, ...]]] = []  # X[i]: the index on (type, keys)
+        self.var = {plan.anchor: "A"}  # alias → the local that holds its fact
+        self.types = {plan.anchor: "binding"}
+
+    def source(self) -> str:
+        self.lines = ["def match(A, X, T, out):"]
+        self._line(1, f"if not {self._cond(self.plan.anchor_cond, 'A')}:")
+        self._line(2, "return")
+        self._steps(0, 1, "return", "None")
+        return "\n".join(self.lines) + "\n"
+
+    def _line(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def _literal(self, value: Any) -> str:
+        if type(value) in (str, int, bool):
+            return repr(value)
+        self.constants.append(value)
+        return f"K[{len(self.constants) - 1}]"
+
+    def _operand(self, operand: Operand) -> str:
+        if isinstance(operand, ir.Ref):
+            return f"{self.var[operand.alias]}.get({operand.prop!r}, M)"
+        return self._literal(operand)
+
+    def _cond(self, cond: ir.Cond, fact: str) -> str:
+        """``cond`` on the fact in the local ``fact``, as a Python expression."""
+        if isinstance(cond, ir.Present):
+            return f"({cond.prop!r} {'in' if cond.present else 'not in'} {fact})"
+        if isinstance(cond, ir.Test):
+            left = f"{fact}.get({cond.prop!r}, M)"
+            if not isinstance(cond.operand, ir.Ref) and cond.op == "==":
+                return f"({left} == {self._literal(cond.operand)})"  # the missing marker equals no literal
+            if not isinstance(cond.operand, ir.Ref) and cond.op == "!=":
+                return f"({left} not in (M, {self._literal(cond.operand)}))"
+            return f"C[{cond.op!r}]({left}, {self._operand(cond.operand)})"
+        if not cond.items:
+            return "True" if isinstance(cond, ir.AllOf) else "False"
+        joiner = " and " if isinstance(cond, ir.AllOf) else " or "
+        return "(" + joiner.join(self._cond(c, fact) for c in cond.items) + ")"
+
+    def _candidates(self, step: Step, depth: int, exit: str) -> str:
+        """Emit the step's lookup; returns the expression of its candidates. ``exit``: the statement that
+        ends this match when a key's value is absent (an equality with it never holds; for a `not`, the
+        lookup of the missing marker finds nothing, which is what it should find)."""
+        if not step.keys:
+            return f"T({step.fact_type!r})"
+        values = []
+        for i, value in enumerate(step.values):
+            if isinstance(value, ir.Ref):
+                name = f"k{depth}_{i}"
+                self._line(depth, f"{name} = {self._operand(value)}")
+                if not step.negated:
+                    self._line(depth, f"if {name} is M:")
+                    self._line(depth + 1, exit)
+                values.append(f"({name} if {name}.__class__ is not list else tuple({name}))")
             else:
-                yield from _extend(steps, at + 1, matched, used, facts)
-        return
-    if step.group_by is not None:
-        yield from _grouped(steps, at, matched, used, facts, [f for f in candidates if f["id"] not in used])
-        return
-    alias = step.alias
-    for fact in list(candidates):
-        fact_id = fact["id"]
-        if fact_id in used or not check(fact, matched):
-            continue
-        matched[alias] = fact
-        if last:
-            yield dict(matched), None
-        else:
-            used.add(fact_id)
-            yield from _extend(steps, at + 1, matched, used, facts)
-            used.discard(fact_id)
-        del matched[alias]
+                values.append(self._literal(_hashable(value)))
+        self.lookups.append((step.fact_type, step.keys))
+        self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get(({', '.join(values)},))")
+        return f"(b{depth}.values() if b{depth} is not None else ())"
 
+    def _skip(self, depth: int, step: Step, fact: str) -> None:
+        """Emit the test that passes over a candidate not filling the step: a fact already matched (of the
+        same type), or one that fails the condition the lookup left to check."""
+        cond = step.residual if step.keys else step.cond
+        tests = [f"{fact} is {var}" for alias, var in self.var.items() if self.types[alias] == step.fact_type]
+        if cond != ir.TRUE:
+            tests.append(f"not {self._cond(cond, fact)}")
+        if tests:
+            self._line(depth, f"if {' or '.join(tests)}:")
+            self._line(depth + 1, "continue")
 
-def _grouped(
-    steps: tuple[tuple[Step, Predicate], ...],
-    at: int,
-    matched: dict[str, Fact],
-    used: set[str],
-    facts: FactIndex,
-    candidates: list[Fact],
-) -> Iterator[Match]:
-    """The matches through a grouped step: its facts by the values later steps read, each group continued
-    once with its first fact standing for all (later steps read nothing else of it)."""
-    step, check = steps[at]
-    groups: dict[tuple[Any, ...], list[Fact]] = {}
-    keys = step.group_by or ()
-    for fact in candidates:
-        if check(fact, matched):
-            groups.setdefault(tuple(_hashable(fact.get(k, _MISSING)) for k in keys), []).append(fact)
-    for members in groups.values():
-        first = members[0]
-        matched[step.alias] = first
-        used.add(first["id"])
-        group = tuple((step.alias, f["id"]) for f in members)
-        for found, _ in _extend(steps, at + 1, matched, used, facts):
-            yield found, group
-        used.discard(first["id"])
-        del matched[step.alias]
+    def _steps(self, at: int, depth: int, exit: str, group: str) -> None:
+        steps = self.plan.steps
+        if at == len(steps):
+            self._decide(depth, group)
+            return
+        step, fact = steps[at], f"f{at}"
+        candidates = self._candidates(step, depth, exit)
+        if step.negated:  # the match goes on when no candidate fills the step
+            self._line(depth, f"for {fact} in {candidates}:")
+            self._skip(depth + 1, step, fact)
+            self._line(depth + 1, "break")
+            self._line(depth, "else:")
+            self._steps(at + 1, depth + 1, exit, group)
+            return
+        if step.group_by is not None:
+            # preferences are sums: the facts by the values later steps read, each group continued once
+            # with its first fact standing for all (later steps read nothing else of it)
+            keys = "".join(f"H({fact}.get({k!r}, M)), " for k in step.group_by)
+            self._line(depth, f"g{at} = {{}}")
+            self._line(depth, f"for {fact} in {candidates}:")
+            self._skip(depth + 1, step, fact)
+            self._line(depth + 1, f"g{at}.setdefault(({keys}), []).append({fact})")
+            self._line(depth, f"for m{at} in g{at}.values():")
+            self._line(depth + 1, f"{fact} = m{at}[0]")
+            self._line(depth + 1, f"q{at} = tuple(({step.alias!r}, m['id']) for m in m{at})")
+            self._bind(step, fact)
+            self._steps(at + 1, depth + 1, "continue", f"q{at}")
+            return
+        self._line(depth, f"for {fact} in {candidates}:")
+        self._skip(depth + 1, step, fact)
+        self._bind(step, fact)
+        self._steps(at + 1, depth + 1, "continue", group)
+
+    def _decide(self, depth: int, group: str) -> None:
+        """Emit the decisions of one match: each action's, as engine.backend.durable's ``_decide`` makes
+        them from the matched facts (the positive patterns' aliases, sorted: they are known here)."""
+        aliases = sorted(self.var)
+        ids = ", ".join(f"{self.var[a]}['id']" for a in aliases)
+        self._line(depth, f"deps = frozenset(({ids},))")
+        matched = "".join(f"({a!r}, {self.var[a]}['id']), " for a in aliases)
+        self._line(depth, f"matched = ({matched})")
+        exempt = "".join(
+            f"({name!r}, {f'str({self.var[v.alias]}[{v.prop!r}])' if isinstance(v, ir.Ref) else repr(str(v))}), "
+            for name, v in self.rule.exempt
+        )
+        for action in self.rule.actions:
+            if not isinstance(action, (ir.Reject, ir.Prefer)):  # plans are made only for these (joins.plan)
+                raise AssertionError(f"a planned rule cannot {type(action).__name__.lower()}")
+            binding, cluster = f"{self.var[action.binding]}['id']", f"{self.var[action.cluster]}['name']"
+            if isinstance(action, ir.Reject):
+                message = self._message(action.message)
+                reason = self._message(action.reason) if action.reason is not None else "''"
+                args = f"{message}, 0, REJECT, {reason}"
+            else:
+                weight = f"{action.weight} * len({group})" if group != "None" else str(action.weight)
+                args = f"'', {weight}, PREFER, ''"
+            grouped = f", {group}" if group != "None" else ""
+            self._line(
+                depth,
+                f"out.append(D({self.index}, deps, {binding}, {cluster}, {args}, matched, ({exempt}){grouped}))",
+            )
+
+    def _message(self, message: ir.Message) -> str:
+        """A message's text as an expression: its parts, each hole the matched fact's property or empty."""
+        parts = [
+            repr(p) if isinstance(p, str) else f"str({self.var[p.alias]}.get({p.prop!r}, ''))" for p in message.parts
+        ]
+        return " + ".join(parts) if parts else "''"
+
+    def _bind(self, step: Step, fact: str) -> None:
+        self.var[step.alias] = fact
+        self.types[step.alias] = step.fact_type
