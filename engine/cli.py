@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import difflib
 import functools
+import gc
 import importlib.metadata
 import io
 import json
@@ -27,6 +28,7 @@ from typing import Any, TypeVar
 import click
 
 from engine.check.rules import load_rule_set
+from engine.collector import THRESHOLDS
 from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, printable, render, warning
 from engine.evaluate import evaluate, evaluation_time
 from engine.evaluate import simulate as run_simulation
@@ -188,6 +190,7 @@ def _version() -> str:
 @click.version_option(package_name="fleetrules")
 def main() -> None:
     """Write, check, evaluate and review Karmada placement and failover policy as code."""
+    gc.set_threshold(*THRESHOLDS)  # the process is ours: rendering and reviews collect less too (engine.collector)
 
 
 def _github_escape(text: str, property_value: bool = False) -> str:

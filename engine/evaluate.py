@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, UsageError
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.failover.simulate import Simulator
@@ -82,6 +83,7 @@ def _progress_argument(progress: object) -> None:
         raise UsageError(f"progress: expected a function of the number of steps done, found {type(progress).__name__}")
 
 
+@with_fewer_collections
 def evaluate(
     rules: RuleSet,
     facts: Facts,
@@ -132,6 +134,7 @@ def evaluate(
     return Result(placements, evictions, scheduler.unmatched, now, warnings)
 
 
+@with_fewer_collections
 def simulate(
     rules: RuleSet,
     facts: Facts,

@@ -15,7 +15,7 @@ ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 # Lowest first. A stage may import itself and anything listed before it.
 LAYERS = (
-    ("engine.errors", "engine.grammar", "engine.rules"),
+    ("engine.errors", "engine.grammar", "engine.rules", "engine.collector"),
     ("engine.kube",),
     ("engine.syntax",),
     ("engine.inputs",),

@@ -17,6 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, FactError, Span, UsageError, did_you_mean, error, warning
 from engine.inputs.facts import (
     APPLIED_PLACEMENT,
@@ -717,6 +718,7 @@ def fact_files(paths: Paths) -> list[Path]:
     return expand(paths, FACT_SUFFIXES)
 
 
+@with_fewer_collections
 def load_facts(
     paths: Paths = (), objects: Iterable[Mapping[str, Any]] = (), texts: Iterable[tuple[str, str]] = ()
 ) -> Facts:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.collector import with_fewer_collections
 from engine.errors import NO_SPAN, UsageError
 from engine.evaluate import scheduler_for
 from engine.failover.controllers import DEFAULT_CONTROLLERS, NOT_READY, Controllers
@@ -335,6 +336,7 @@ def _in_order(
     return [i for i in out if i is not None]
 
 
+@with_fewer_collections
 def sweep(
     rules: RuleSet,
     facts: Facts,

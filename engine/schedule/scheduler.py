@@ -347,10 +347,14 @@ class Scheduler:
         if not gone and not rejects:
             return shared.rejected, shared.feasible, applied, mine
         changes: dict[str, tuple[Reason, ...] | None] = {}
-        exempted = {d.cluster for d in shared.exemptable if id(d) in gone} if gone else set()
-        for cluster in exempted | {d.cluster for d in rejects}:
-            reasons = [d for d in shared.by_cluster.get(cluster, []) if id(d) not in gone]
-            reasons += [d for d in rejects if d.cluster == cluster]
+        # the clusters whose reasons change: those an exemption frees, those the binding's own rejects name
+        own_by_cluster: dict[str, list[Decision]] = {d.cluster: [] for d in shared.exemptable if id(d) in gone}
+        for d in rejects:
+            own_by_cluster.setdefault(d.cluster, []).append(d)
+        for cluster, own_rejects in own_by_cluster.items():
+            shared_reasons = shared.by_cluster.get(cluster, ())
+            reasons = [d for d in shared_reasons if id(d) not in gone] if gone else list(shared_reasons)
+            reasons += own_rejects
             changes[cluster] = self._sorted_reasons(reasons) if reasons else None
         now_rejected = {c for c, reasons in changes.items() if reasons is not None}
         now_free = {c for c, reasons in changes.items() if reasons is None}

@@ -1,0 +1,60 @@
+"""The collector's thresholds are raised while fleetrules loads and evaluates, and put back afterwards."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine import evaluate, load_facts, load_rules
+from engine.collector import THRESHOLDS, fewer_collections, with_fewer_collections
+
+
+@pytest.fixture
+def defaults() -> Iterator[tuple[int, int, int]]:
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield gc.get_threshold()
+    gc.set_threshold(*before)
+
+
+def test_the_thresholds_are_raised_for_the_duration_and_restored(defaults: tuple[int, int, int]) -> None:
+    with fewer_collections():
+        assert gc.get_threshold() == THRESHOLDS
+        with fewer_collections():  # nested: the outer values stay
+            assert gc.get_threshold() == THRESHOLDS
+        assert gc.get_threshold() == THRESHOLDS
+    assert gc.get_threshold() == defaults
+
+
+def test_higher_thresholds_of_the_embedding_program_are_kept() -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(500_000, 10, 200)
+    try:
+        with fewer_collections():
+            assert gc.get_threshold() == (500_000, 50, 200)
+        assert gc.get_threshold() == (500_000, 10, 200)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_restored_when_the_function_raises(defaults: tuple[int, int, int]) -> None:
+    @with_fewer_collections
+    def fails() -> None:
+        assert gc.get_threshold() == THRESHOLDS
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        fails()
+    assert gc.get_threshold() == defaults
+
+
+def test_evaluate_leaves_the_thresholds_as_it_found_them(tmp_path: Path, defaults: tuple[int, int, int]) -> None:
+    rules = tmp_path / "r.fr"
+    rules.write_text("policy p { select { kind Deployment } }\n")
+    facts = load_facts(objects=[{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"}}])
+    assert gc.get_threshold() == defaults
+    evaluate(load_rules([rules]), facts)
+    assert gc.get_threshold() == defaults
