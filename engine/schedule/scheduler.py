@@ -348,7 +348,9 @@ class Scheduler:
             return shared.rejected, shared.feasible, applied, mine
         changes: dict[str, tuple[Reason, ...] | None] = {}
         # the clusters whose reasons change: those an exemption frees, those the binding's own rejects name
-        own_by_cluster: dict[str, list[Decision]] = {d.cluster: [] for d in shared.exemptable if id(d) in gone}
+        own_by_cluster: dict[str, list[Decision]] = (
+            {d.cluster: [] for d in shared.exemptable if id(d) in gone} if gone else {}
+        )
         for d in rejects:
             own_by_cluster.setdefault(d.cluster, []).append(d)
         for cluster, own_rejects in own_by_cluster.items():
