@@ -311,8 +311,8 @@ def main() -> None:
         "times in seconds; eval: the first evaluation in the process, warm: the second (ratio and time per\n"
         "binding of it); incr: re-evaluation after one cluster goes NotReady (ms)"
     )
-    columns = ("size", "check", "load", "eval", "dec/s", "baseline", "ratio", "warm", "ratio", "us/b", "RSS MiB")
-    columns += ("incr ms",)
+    columns: list[str] = ["size", "check", "load", "eval", "dec/s", "baseline", "ratio", "warm", "ratio", "us/b"]
+    columns += ["RSS MiB", "incr ms"]
     widths = (12, 7, 7, 8, 8, 9, 8, 7, 7, 6, 8, 8)
     print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)) + " same")
     for size in args.sizes.split(","):

@@ -4,10 +4,16 @@ Loading 10,000 objects and evaluating them allocates millions of dicts, tuples a
 stay alive until the result is rendered. CPython's cyclic collector, with its default thresholds
 (700, 10, 10), runs a young collection every 700 allocations and scans the older generations again and
 again as the heap grows: at 1,000 clusters x 10,000 bindings that was a quarter of the evaluation and a
-seventh of the loading, for garbage that mostly is not cyclic (docs/performance.md). Large Python tools
-raise the thresholds for the same reason (mypy, for one). The public functions that load and evaluate
-run under ``fewer_collections``; the thresholds are put back when they return, so a program that embeds
-fleetrules keeps its own.
+seventh of the loading, for garbage that mostly is not cyclic, and since each scan of the older
+generations grows with the heap, the time per binding grew with the fleet (docs/performance.md).
+Large Python tools raise the thresholds for the same reason (mypy, for one).
+
+Two modes. Raised thresholds (``fewer_collections()``) bound the cyclic garbage that can wait: for work
+that runs many evaluations in one call (simulations, resilience sweeps), whose per-step garbage must
+still be collected. No collection at all (``fewer_collections(off=True)``) for one load or one
+evaluation: what it allocates lives until it returns (the peak RSS at 5,000 x 50,000 is the same either
+way), and the collector runs again as usual afterwards. Either way the collector's settings are put back
+when the function returns, so a program that embeds fleetrules keeps its own.
 """
 
 from __future__ import annotations
@@ -27,22 +33,30 @@ R = TypeVar("R")
 
 
 @contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Raise the collector's thresholds (never lower them) for the duration, then restore them."""
-    before = gc.get_threshold()
+def fewer_collections(off: bool = False) -> Iterator[None]:
+    """Raise the collector's thresholds (never lower them) for the duration, or with ``off`` pause it;
+    then restore them (and whether it was enabled)."""
+    before, enabled = gc.get_threshold(), gc.isenabled()
     gc.set_threshold(*(max(mine, theirs) for mine, theirs in zip(THRESHOLDS, before, strict=False)))
+    if off:
+        gc.disable()
     try:
         yield
     finally:
         gc.set_threshold(*before)
+        if enabled:
+            gc.enable()
 
 
-def with_fewer_collections(function: Callable[P, R]) -> Callable[P, R]:
-    """``function`` run under ``fewer_collections``."""
+def with_fewer_collections(off: bool = False) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator: the function runs under ``fewer_collections(off)``."""
 
-    @functools.wraps(function)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with fewer_collections():
-            return function(*args, **kwargs)
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(function)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            with fewer_collections(off):
+                return function(*args, **kwargs)
 
-    return wrapper
+        return wrapper
+
+    return decorate

@@ -83,7 +83,7 @@ def _progress_argument(progress: object) -> None:
         raise UsageError(f"progress: expected a function of the number of steps done, found {type(progress).__name__}")
 
 
-@with_fewer_collections
+@with_fewer_collections(off=True)
 def evaluate(
     rules: RuleSet,
     facts: Facts,
@@ -134,7 +134,7 @@ def evaluate(
     return Result(placements, evictions, scheduler.unmatched, now, warnings)
 
 
-@with_fewer_collections
+@with_fewer_collections()
 def simulate(
     rules: RuleSet,
     facts: Facts,

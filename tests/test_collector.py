@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import evaluate, load_facts, load_rules
+from engine import FactError, evaluate, load_facts, load_rules
 from engine.collector import THRESHOLDS, fewer_collections, with_fewer_collections
 
 
@@ -41,20 +41,35 @@ def test_higher_thresholds_of_the_embedding_program_are_kept() -> None:
 
 
 def test_restored_when_the_function_raises(defaults: tuple[int, int, int]) -> None:
-    @with_fewer_collections
+    @with_fewer_collections(off=True)
     def fails() -> None:
-        assert gc.get_threshold() == THRESHOLDS
+        assert gc.get_threshold() == THRESHOLDS and not gc.isenabled()
         raise ValueError("bad input")
 
     with pytest.raises(ValueError, match="bad input"):
         fails()
-    assert gc.get_threshold() == defaults
+    assert gc.get_threshold() == defaults and gc.isenabled()
 
 
-def test_evaluate_leaves_the_thresholds_as_it_found_them(tmp_path: Path, defaults: tuple[int, int, int]) -> None:
+def test_a_collector_the_program_disabled_stays_disabled(defaults: tuple[int, int, int]) -> None:
+    gc.disable()
+    try:
+        with fewer_collections(off=True):
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_loading_and_evaluating_leave_the_collector_as_they_found_it(
+    tmp_path: Path, defaults: tuple[int, int, int]
+) -> None:
     rules = tmp_path / "r.fr"
     rules.write_text("policy p { select { kind Deployment } }\n")
     facts = load_facts(objects=[{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"}}])
-    assert gc.get_threshold() == defaults
+    assert gc.get_threshold() == defaults and gc.isenabled()
     evaluate(load_rules([rules]), facts)
-    assert gc.get_threshold() == defaults
+    assert gc.get_threshold() == defaults and gc.isenabled()
+    with pytest.raises(FactError):
+        load_facts(objects=[{"kind": "Deployment"}])
+    assert gc.get_threshold() == defaults and gc.isenabled()

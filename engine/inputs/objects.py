@@ -718,7 +718,7 @@ def fact_files(paths: Paths) -> list[Path]:
     return expand(paths, FACT_SUFFIXES)
 
 
-@with_fewer_collections
+@with_fewer_collections(off=True)
 def load_facts(
     paths: Paths = (), objects: Iterable[Mapping[str, Any]] = (), texts: Iterable[tuple[str, str]] = ()
 ) -> Facts:

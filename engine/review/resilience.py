@@ -336,7 +336,7 @@ def _in_order(
     return [i for i in out if i is not None]
 
 
-@with_fewer_collections
+@with_fewer_collections()
 def sweep(
     rules: RuleSet,
     facts: Facts,
