@@ -3,9 +3,14 @@ duplicate keys refused, merge keys, aliases shared and bounded, and other tags t
 
 from __future__ import annotations
 
+import json
+
+import pytest
 import yaml
 
-from engine.inputs.yaml import MAX_VALUES, load_text
+from engine import FactError, load_facts
+from engine.errors import Diagnostic
+from engine.inputs.yaml import MAX_DEPTH, MAX_VALUES, Document, Position, _load_yaml, load_text
 
 TEXT = """\
 base: &base {a: 1, b: two}
@@ -47,3 +52,101 @@ def test_other_tags_go_through_pyyaml() -> None:
     assert problems == [] and document.value == {"s": {"a", "b"}}
     _, problems = load_text("x: !custom 1\n", "c.yaml")
     assert problems and "could not determine a constructor" in problems[0].message
+
+
+# ---------------------------------------------------------------- JSON (kubectl get -o json)
+
+SNAPSHOT = {
+    "apiVersion": "v1",
+    "kind": "List",
+    "items": [
+        {
+            "apiVersion": "cluster.karmada.io/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": "m1", "labels": {"region": "eu", "tier": "1"}},
+            "spec": {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}], "zones": []},
+        },
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"}, "spec": {"replicas": 3}},
+    ],
+}
+
+
+def test_json_is_read_as_json_with_the_values_and_positions_the_yaml_reading_gives() -> None:
+    text = json.dumps(SNAPSHOT, indent=4)  # as kubectl prints it
+    (document,), problems = load_text(text, "s.json")
+    assert problems == [] and document.value == SNAPSHOT
+    (as_yaml,), _ = _load_yaml(text, "s.json")
+    assert as_yaml.value == SNAPSHOT
+    # positions are found when first asked for, for every mapping and list, entries and keys alike
+    cluster, yaml_cluster = document.value["items"][0], as_yaml.value["items"][0]
+    for mine, theirs, key in (
+        (cluster["metadata"]["labels"], yaml_cluster["metadata"]["labels"], "tier"),
+        (cluster["spec"]["taints"], yaml_cluster["spec"]["taints"], 0),
+        (cluster["spec"]["taints"][0], yaml_cluster["spec"]["taints"][0], "effect"),
+        (document.value["items"], as_yaml.value["items"], 1),
+    ):
+        for of_key in (False, True):
+            found = document.marks.position(mine, key, of_key)
+            assert found is not None and found == as_yaml.marks.position(theirs, key, of_key)
+    line = text.splitlines().index('                    "tier": "1"') + 1
+    assert document.marks.position(cluster["metadata"]["labels"], "tier") == Position(line, 29)
+
+
+def test_a_fact_error_in_a_json_file_names_its_line_and_column() -> None:
+    snapshot = json.loads(json.dumps(SNAPSHOT))
+    snapshot["items"][1]["spec"]["replicas"] = "three"
+    text = json.dumps(snapshot, indent=4)
+    with pytest.raises(FactError) as raised:
+        load_facts(texts=[("s.json", text)])
+    (problem,) = [d for d in raised.value.diagnostics if d.is_error]
+    line = text.splitlines().index('                "replicas": "three"') + 1
+    assert problem.span is not None and (problem.span.file, problem.span.line) == ("s.json", line)
+
+
+def test_text_that_is_not_plain_json_is_read_as_yaml() -> None:
+    # duplicate keys: refused where the YAML reading finds them
+    _, problems = load_text('{"a": 1,\n "a": 2}', "d.json")
+    assert [p.message for p in problems] == ["invalid YAML: duplicate key 'a' (first at line 1)"]
+    assert problems[0].span is not None and problems[0].span.line == 2
+    # NaN is no JSON: YAML's plain text
+    (document,), problems = load_text('{"a": NaN}', "n.json")
+    assert problems == [] and document.value == {"a": "NaN"}
+    # YAML in flow style, with a comment
+    (document,), problems = load_text("{a: 1} # flow\n", "f.yaml")
+    assert problems == [] and document.value == {"a": 1}
+    # deeper than the YAML bound
+    _, problems = load_text("[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5), "deep.json")
+    assert [p.message for p in problems] == [f"invalid YAML: nested more than {MAX_DEPTH} levels deep"]
+
+
+def test_a_json_number_means_what_it_means_in_json() -> None:
+    (document,), _ = load_text('{"a": 1e3, "b": 1.5, "c": -0, "d": "1e3"}', "n.json")
+    assert document.value == {"a": 1000.0, "b": 1.5, "c": 0, "d": "1e3"}
+
+
+def test_a_clean_json_snapshot_is_read_once_and_each_object_knows_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions inside objects are found only for a problem: a clean snapshot is never read as YAML, yet
+    every object names the line it begins on, as when it is read as YAML."""
+    import engine.inputs.yaml as loader
+
+    text = json.dumps(SNAPSHOT, indent=4)
+    reads: list[str] = []
+
+    def counted(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
+        reads.append(file)
+        return _load_yaml(text, file)
+
+    monkeypatch.setattr(loader, "_load_yaml", counted)
+    facts = load_facts(texts=[("s.json", text)])
+    assert reads == []
+    (as_yaml,), _ = _load_yaml(text, "s.json")
+    expected = as_yaml.marks.position(as_yaml.value["items"][0])
+    assert expected is not None and facts.clusters[0].source == f"s.json:{expected.line}"
+    assert text.splitlines()[expected.line - 1] == "        {"
+
+
+def test_trailing_text_after_a_json_value_is_read_as_yaml() -> None:
+    _, problems = load_text('{"a": 1} x\n', "t.json")
+    assert problems and problems[0].message.startswith("invalid YAML")
+    (document,), problems = load_text('{"kind": "List", "items": [], "x": [1, {"items": [2]}]}', "e.json")
+    assert problems == [] and document.value == {"kind": "List", "items": [], "x": [1, {"items": [2]}]}

@@ -6,11 +6,20 @@ hold (timestamps and binary stay the strings they are in JSON; map keys are stri
 ``true`` written "1" and "true" as sigs.k8s.io/yaml converts them). Every mapping and list remembers
 where it and each of its entries stood, so that a problem found later in a field is reported at
 ``file:line:col``.
+
+A text that is one JSON value (``kubectl get -o json``) is read by the json module, about ten times
+faster than PyYAML reads the same objects, with JSON's own meaning (as the API server decodes JSON:
+``1e3`` is a number); its positions are found only when a problem needs one, by reading the text again
+as YAML (JSON is YAML) and pairing the two readings' mappings and lists. Text that is not strictly JSON
+(comments, duplicate keys, NaN, nesting deeper than the YAML bound) is read as YAML, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import json
+import json.scanner
+import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +51,14 @@ class Marks:
     # 0-based as the parser counts; plain tuples, as a fleet's snapshot has a few hundred thousand
     _at: dict[int, tuple[tuple[int, int], dict[Any, tuple[int, int, int, int]]]] = field(default_factory=dict)
     _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
+    # finds the positions when first asked for one (a text read as JSON): records them, once
+    pending: Callable[[], None] | None = None
+    # where some containers begin (0-based), known before ``pending`` ran (a text read as JSON)
+    _begins: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def begins(self, container: Any, where: tuple[int, int]) -> None:
+        self._begins[id(container)] = where
+        self._keep.append(container)
 
     def record(self, container: Any, where: tuple[int, int], entries: dict[Any, tuple[int, int, int, int]]) -> None:
         self._at[id(container)] = (where, entries)
@@ -51,8 +68,13 @@ class Marks:
         """Where ``container[key]`` stands (with ``of_key``, where the key itself is written; the container
         when ``key`` is None), if known."""
         found = self._at.get(id(container))
+        if found is None and self.pending is not None and (key is not None or id(container) not in self._begins):
+            fill, self.pending = self.pending, None
+            fill()
+            found = self._at.get(id(container))
         if found is None:
-            return None
+            begins = self._begins.get(id(container))
+            return Position(begins[0] + 1, begins[1] + 1) if begins is not None else None
         (line, column), entries = found
         if key is None or not isinstance(key, Hashable) or key not in entries:
             return Position(line + 1, column + 1)
@@ -225,8 +247,155 @@ def _yaml_error(exc: yaml.YAMLError, file: str) -> Diagnostic:
     return error(f"invalid YAML: {problem}", Span(file, line, column, line, column + 1))
 
 
+class _NotJson(Exception):
+    """The text is not plain JSON for fleetrules: read it as YAML, which says what is wrong and where."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise _NotJson("a duplicate key")
+    return mapping
+
+
+def _constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not JSON")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether mappings and lists nest more than ``limit`` levels deep in ``value``."""
+    level: list[Any] = [value]
+    for _ in range(limit):
+        level = [c for v in level for c in (v.values() if isinstance(v, dict) else v) if isinstance(c, (dict, list))]
+        if not level:
+            return False
+    return True
+
+
+def _load_json(text: str, file: str) -> list[Document] | None:
+    """The one JSON value of ``text`` as a document, or None when the text is not plain JSON. Where the
+    value and the items of a top-level ``items`` list begin is found while reading (each object's
+    ``file:line``); the positions inside them when first asked for (``_pair_positions``)."""
+    marks = Marks(file)
+    try:
+        value = _JsonReader(text, marks).read()
+    except (ValueError, StopIteration, _NotJson, RecursionError):
+        return None
+    if not isinstance(value, (dict, list)) or _deeper_than(value, MAX_DEPTH):
+        return None
+    marks.pending = lambda: _pair_positions(text, value, marks)
+    return [Document(value, 1, marks)]
+
+
+class _JsonReader:
+    """JSON read by the json module's own scanner, a value at a time at the top: the document and each
+    item of its ``items`` list (a kubectl List) are read on their own, so that where each begins is known
+    without reading the text as YAML."""
+
+    _SPACE = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, text: str, marks: Marks) -> None:
+        self.text, self.marks = text, marks
+        decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+        # (text, offset) → (value, its end); StopIteration where no value begins (typeshed misnames the argument)
+        self.scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(decoder)  # type: ignore[arg-type]
+        self.line, self.counted = 0, 0  # the line at offset ``counted``
+
+    def _skip(self, at: int) -> int:
+        found = self._SPACE.match(self.text, at)
+        return found.end() if found is not None else at
+
+    def _expect(self, at: int, *chars: str) -> str:
+        if at >= len(self.text) or self.text[at] not in chars:
+            raise _NotJson(f"expected one of {chars} at {at}")
+        return self.text[at]
+
+    def _begins(self, value: Any, at: int) -> None:
+        self.line += self.text.count("\n", self.counted, at)
+        self.counted = at
+        self.marks.begins(value, (self.line, at - (self.text.rfind("\n", 0, at) + 1)))
+
+    def read(self) -> Any:
+        at = self._skip(0)
+        start = at
+        if self._expect(at, "{", "[") == "[":
+            value, at = self.scan(self.text, at)
+        else:
+            value, at = self._object(at)
+        if self._skip(at) != len(self.text):
+            raise _NotJson("text after the value")
+        self._begins(value, start)
+        return value
+
+    def _object(self, at: int) -> tuple[dict[str, Any], int]:
+        pairs: list[tuple[str, Any]] = []
+        at = self._skip(at + 1)
+        if self._expect(at, "}", '"') == "}":
+            return _pairs(pairs), at + 1
+        while True:
+            self._expect(at, '"')
+            key, at = self.scan(self.text, at)
+            at = self._skip(at)
+            self._expect(at, ":")
+            at = self._skip(at + 1)
+            if key == "items" and self.text.startswith("[", at):
+                value, at = self._items(at)
+            else:
+                value, at = self.scan(self.text, at)
+            pairs.append((key, value))
+            at = self._skip(at)
+            if self._expect(at, ",", "}") == "}":
+                return _pairs(pairs), at + 1
+            at = self._skip(at + 1)
+
+    def _items(self, at: int) -> tuple[list[Any], int]:
+        items: list[Any] = []
+        at = self._skip(at + 1)
+        if self.text.startswith("]", at):
+            return items, at + 1
+        while True:
+            item, end = self.scan(self.text, at)
+            if isinstance(item, (dict, list)):
+                self._begins(item, at)
+            items.append(item)
+            at = self._skip(end)
+            if self._expect(at, ",", "]") == "]":
+                return items, at + 1
+            at = self._skip(at + 1)
+
+
+def _pair_positions(text: str, value: Any, marks: Marks) -> None:
+    """Record in ``marks`` the positions of ``value``'s mappings and lists (read as JSON from ``text``): the
+    text read as YAML has the same mappings, keys and lists, each with its positions."""
+    documents, problems = _load_yaml(text, marks.file)
+    if problems or len(documents) != 1:
+        return  # positions unknown: problems are then reported at the file's start
+    yaml_marks = documents[0].marks
+    pairs: list[tuple[Any, Any]] = [(value, documents[0].value)]
+    while pairs:
+        mine, theirs = pairs.pop()
+        if isinstance(mine, dict) and isinstance(theirs, dict) and mine.keys() == theirs.keys():
+            children = [(mine[k], theirs[k]) for k in mine]
+        elif isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+            children = list(zip(mine, theirs, strict=True))
+        else:
+            continue
+        found = yaml_marks._at.get(id(theirs))
+        if found is not None:
+            marks.record(mine, *found)
+        pairs += [(a, b) for a, b in children if isinstance(a, (dict, list))]
+
+
 def load_text(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
     """Every document of ``text``; on a problem, the documents before it and the problem."""
+    if text.lstrip()[:1] in ("{", "["):
+        documents = _load_json(text, file)
+        if documents is not None:
+            return documents, []
+    return _load_yaml(text, file)
+
+
+def _load_yaml(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
     marks = Marks(file)
     loader = _Loader(text, marks)
     documents: list[Document] = []
