@@ -16,6 +16,7 @@ as YAML (JSON is YAML) and pairing the two readings' mappings and lists. Text th
 
 from __future__ import annotations
 
+import functools
 import json
 import json.scanner
 import re
@@ -51,8 +52,8 @@ class Marks:
     # 0-based as the parser counts; plain tuples, as a fleet's snapshot has a few hundred thousand
     _at: dict[int, tuple[tuple[int, int], dict[Any, tuple[int, int, int, int]]]] = field(default_factory=dict)
     _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
-    # finds the positions when first asked for one (a text read as JSON): records them, once
-    pending: Callable[[], None] | None = None
+    # finds the positions when first asked for one (a text read as JSON) and records them here, once
+    pending: Callable[[Marks], None] | None = None
     # where some containers begin (0-based), known before ``pending`` ran (a text read as JSON)
     _begins: dict[int, tuple[int, int]] = field(default_factory=dict)
 
@@ -70,7 +71,7 @@ class Marks:
         found = self._at.get(id(container))
         if found is None and self.pending is not None and (key is not None or id(container) not in self._begins):
             fill, self.pending = self.pending, None
-            fill()
+            fill(self)
             found = self._at.get(id(container))
         if found is None:
             begins = self._begins.get(id(container))
@@ -283,7 +284,7 @@ def _load_json(text: str, file: str) -> list[Document] | None:
         return None
     if not isinstance(value, (dict, list)) or _deeper_than(value, MAX_DEPTH):
         return None
-    marks.pending = lambda: _pair_positions(text, value, marks)
+    marks.pending = functools.partial(_pair_positions, text, value)  # no cycle through marks
     return [Document(value, 1, marks)]
 
 
