@@ -15,6 +15,7 @@ import pytest
 from engine import evaluate, load_facts, load_rules
 from engine.inputs.facts import Binding, Cluster, TargetCluster
 from engine.schedule.reschedule import (
+    HELD_PLACEMENT,
     Trigger,
     held_by_lazy_activation,
     placement_changed,
@@ -344,3 +345,28 @@ def test_a_lazy_policy_change_is_reported_as_waiting_for_the_workload(tmp_path: 
     assert "settled: kept on its clusters: its policy's activationPreference is Lazy" in out
     everything = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True)
     assert everything.placement("n/a-deployment").trigger == Trigger.ALL
+
+
+def test_a_binding_held_by_lazy_activation_and_scheduled_anyway_is_warned_about(tmp_path: Path) -> None:
+    """Karmada's scheduler reads the binding's own spec.placement, which a Lazy policy's change did not
+    refresh: a held binding that is scheduled (here a manual reschedule) is placed by its old placement.
+    fleetrules places it by the policy as it is now and says so, naming the binding."""
+    (tmp_path / "p.fr").write_text(
+        GROUPED.replace("by app.example.com/group", "by app.example.com/group\n  activation lazy")
+    )
+    held = rb("a", ["m2"], applied=False)
+    held["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"clusterAffinity": M1})}
+    objects = [cluster_obj("m1"), cluster_obj("m2"), held, workload("a")]
+    rules = load_rules([tmp_path / "p.fr"])
+
+    def said(result: Any) -> list[str]:
+        return [w.message for w in result.warnings if "activationPreference is Lazy" in w.message]
+
+    settled = evaluate(rules, load_facts(objects=objects))
+    assert settled.placement("n/a-deployment").settled and said(settled) == []
+    held["spec"]["rescheduleTriggeredAt"] = "2026-12-02T00:00:00Z"
+    held["status"] = {"lastScheduledTime": "2026-12-01T00:00:00Z"}
+    scheduled = evaluate(rules, load_facts(objects=objects))
+    assert scheduled.placement("n/a-deployment").trigger == Trigger.RESCHEDULE
+    assert said(scheduled) == [f"binding n/a-deployment: {HELD_PLACEMENT}"]
+    assert said(evaluate(rules, load_facts(objects=objects), reschedule_all=True)) == []

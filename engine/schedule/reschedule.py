@@ -109,6 +109,26 @@ def _lazy_holds(binding: Binding, policy: ast.Policy) -> bool:
     return policy.lazy and bool(binding.clusters) and bool(binding.applied_placement)
 
 
+# what is said of a binding scheduled while its spec.placement is not its policy's (lazy activation)
+HELD_PLACEMENT = (
+    "its policy's activationPreference is Lazy and the policy's placement changed since the binding was "
+    "scheduled, so Karmada's scheduler places it by the placement the binding holds (its spec.placement, the "
+    "applied-placement annotation); fleetrules places it by the policy's placement as it is now, and the "
+    "clusters may differ"
+)
+
+
+def schedules_with_held_placement(binding: Binding, policy: ast.Policy) -> bool:
+    """Whether Karmada's scheduler, running this binding, reads a placement other than the policy's: the
+    scheduler reads the binding's spec.placement, which a Lazy policy's change did not refresh (whether or
+    not the binding still has clusters: one failover emptied is scheduled by it too)."""
+    return (
+        policy.lazy
+        and bool(binding.applied_placement)
+        and placement_changed(policy, binding.applied_placement, binding.observed_affinity_name)
+    )
+
+
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
     """A scheduled binding whose policy changed its placement, kept on it by lazy activation."""
     return _lazy_holds(binding, policy) and placement_changed(

@@ -39,7 +39,15 @@ from engine.schedule.replicas import (
     component_sets,
     estimate,
 )
-from engine.schedule.reschedule import LAZY, Trigger, held_by_lazy_activation, reschedule_required, trigger
+from engine.schedule.reschedule import (
+    HELD_PLACEMENT,
+    LAZY,
+    Trigger,
+    held_by_lazy_activation,
+    reschedule_required,
+    schedules_with_held_placement,
+    trigger,
+)
 from engine.schedule.selection import Choice, select_policy
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.views import Constant, Joined, Overlay, Subset
@@ -204,7 +212,15 @@ class Scheduler:
             )
         self.binding_policy[binding.key] = choice.policy
         if choice.note:
-            self.notes[binding.key] = choice.note
+            self._note(binding.key, choice.note)
+
+    def _note(self, key: str, note: str) -> None:
+        """Say ``note`` of the binding in the warnings (once, after what was said of it before)."""
+        said = self.notes.get(key)
+        if said is None:
+            self.notes[key] = note
+        elif note not in said:
+            self.notes[key] = f"{said}; {note}"
 
     def _counts_as_peer(self, binding: Binding) -> bool:
         """A binding a policy selects, or one whose spec.workloadAffinityGroups the scheduler's indexer
@@ -372,6 +388,8 @@ class Scheduler:
         policy = self.binding_policy[binding.key]
         assert policy is not None
         name = policy.name.value
+        if why != Trigger.ALL and schedules_with_held_placement(binding, policy):
+            self._note(binding.key, HELD_PLACEMENT)
         own = list(self.session.decisions(self.binding_ids[binding.key]))
         terms = affinity_terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
