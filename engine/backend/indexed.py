@@ -22,6 +22,7 @@ from engine.compile import ir
 from engine.compile.joins import JoinPlan, Operand, Step
 
 Fact = dict[str, Any]
+Index = dict[tuple[Any, ...], dict[str, Fact]]  # key values → facts (by id, in the order asserted)
 _MISSING = object()
 
 
@@ -30,10 +31,9 @@ class FactIndex:
 
     def __init__(self) -> None:
         self.by_type: dict[str, dict[str, Fact]] = defaultdict(dict)
-        # (type, keys) → key values → facts (by id, in the order asserted)
-        self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], dict[str, Fact]]] = {}
+        self._indexes: dict[tuple[str, tuple[str, ...]], Index] = {}  # by (type, keys)
         self._keys_of: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        self._bound: dict[tuple[tuple[str, tuple[str, ...]], ...], list[dict[tuple[Any, ...], dict[str, Fact]]]] = {}
+        self._bound: dict[tuple[tuple[str, tuple[str, ...]], ...], list[Index]] = {}  # by a plan's lookups
 
     def add(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         self.by_type[fact_type][fact_id] = fact
@@ -53,7 +53,7 @@ class FactIndex:
                     if not bucket:
                         del self._indexes[(fact_type, keys)][values]
 
-    def indexes(self, lookups: tuple[tuple[str, tuple[str, ...]], ...]) -> list[dict[tuple[Any, ...], dict[str, Fact]]]:
+    def indexes(self, lookups: tuple[tuple[str, tuple[str, ...]], ...]) -> list[Index]:
         """The indexes on each (type, keys) of ``lookups``, built the first time (they are kept up to date
         in place as facts come and go, so the list is kept too)."""
         found = self._bound.get(lookups)
@@ -67,8 +67,8 @@ class FactIndex:
     def all_of(self, fact_type: str) -> Iterable[Fact]:
         return self.by_type.get(fact_type, {}).values()
 
-    def _build(self, fact_type: str, keys: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, Fact]]:
-        index: dict[tuple[Any, ...], dict[str, Fact]] = {}
+    def _build(self, fact_type: str, keys: tuple[str, ...]) -> Index:
+        index: Index = {}
         for fact_id, fact in self.by_type.get(fact_type, {}).items():
             values = _values(fact, keys)
             if values is not None:
@@ -93,33 +93,34 @@ def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-_CHECK: dict[str, Callable[[Any, Any], bool]] = {}
-
-
 def _checked(compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], bool]:
+    """``compare`` with engine.compile.ir.holds' semantics: false with an absent property, false between
+    incomparable values."""
+
     def check(left: Any, right: Any) -> bool:
         if left is _MISSING or right is _MISSING:
             return False
         try:
             return bool(compare(left, right))
-        except TypeError:  # incomparable values: the comparison does not hold
+        except TypeError:
             return False
 
     return check
 
 
-for _op, _compare in {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}.items():
-    _CHECK[_op] = _checked(_compare)
+# the comparisons generated code calls where it cannot inline them (with another fact's property, ordering)
+_CHECK = {
+    op: _checked(compare)
+    for op, compare in (
+        ("==", operator.eq),
+        ("!=", operator.ne),
+        ("<", operator.lt),
+        ("<=", operator.le),
+        (">", operator.gt),
+        (">=", operator.ge),
+    )
+}
 
-
-Index = dict[tuple[Any, ...], dict[str, Fact]]  # key values → facts (by id, in the order asserted)
 Matcher = Callable[[Fact, list[Index], Callable[[str], Iterable[Fact]], list[Decision]], None]
 
 
