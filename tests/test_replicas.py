@@ -211,3 +211,27 @@ def test_general_estimator_by_resource_models() -> None:
     assert estimate(cluster, {"cpu": Fraction(2), "memory": parse_quantity("1Gi")}) == 2
     # no requests: 110 pods on each of the 3 nodes
     assert estimate(cluster, {}) == 330
+
+
+def test_an_aggregated_scale_down_of_many_clusters_keeps_the_clusters_gos_sort_puts_first() -> None:
+    """dynamicScaleDown sorts the binding's clusters by replicas with sort.Sort, which is not stable above
+    12 clusters: of clusters tied on replicas, the Aggregated division keeps those Go's order puts first
+    (orders from Go itself: tests/data/gosort), not those first in spec.clusters."""
+    from tests.test_gosort import CASES, ORDERS
+
+    def first_two_of_the_most(values: list[int], order: list[int]) -> list[int]:
+        return [at for at in order if values[at] == max(values)][:2]
+
+    found = [
+        k
+        for k, values in enumerate(CASES)
+        if len(values) > 12
+        and set(values) == {0, 1}
+        and first_two_of_the_most(values, ORDERS[k]) != first_two_of_the_most(values, list(range(len(values))))
+    ]
+    assert found
+    values = CASES[found[0]]
+    previous = {f"m{i:02d}": v + 1 for i, v in enumerate(values)}  # in spec.clusters order: 1 or 2 replicas
+    names = list(previous)
+    kept = assign(Strategy.AGGREGATED, _candidates(dict.fromkeys(names, 0), previous), _request(4, previous))
+    assert kept == {names[at]: 2 for at in first_two_of_the_most(values, ORDERS[found[0]])}

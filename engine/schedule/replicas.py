@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from engine.inputs.facts import Cluster, Component, Resources, ResourceSummary, TargetCluster
+from engine.kube import gosort
 from engine.kube.quantity import as_int64, milli_value, value
 from engine.kube.resources import CPU, PODS, to_units, units
 from engine.kube.validation import INT32_MAX
@@ -282,9 +283,11 @@ Weights = Callable[[Cluster], int] | None  # a static weight list; None: no weig
 
 
 def _by_replicas(targets: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """sort.Sort(TargetClustersList): replicas descending. Go's sort is an insertion sort below 13
-    items, so stable there; a stable sort is used for any size (see docs/replicas.md)."""
-    return sorted(targets, key=lambda t: -t[1])
+    """sort.Sort(TargetClustersList): replicas descending, clusters of equal replicas in the order Go's
+    unstable sort leaves them (stable up to 12 clusters; above, not: engine.kube.gosort)."""
+    out = list(targets)
+    gosort.sort(out, lambda a, b: a[1] > b[1])
+    return out
 
 
 def _divide(
