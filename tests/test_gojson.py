@@ -5,6 +5,8 @@ sigs.k8s.io/yaml turns YAML map keys into strings. The expected strings are Go's
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,7 +49,16 @@ def test_maps_and_lists_print_as_json_marshal(value: Any, marshalled: str) -> No
 
 @pytest.mark.parametrize(
     ("key", "text"),
-    [(1, "1"), (True, "true"), (False, "false"), (2.5, "2.5"), (3.14159265358979, "3.1415927"), (1e20, "1e+20")],
+    [
+        (1, "1"),
+        (True, "true"),
+        (False, "false"),
+        (2.5, "2.5"),
+        (3.14159265358979, "3.1415927"),
+        (1e20, "1e+20"),
+        (1e300, ".inf"),  # beyond a float32: +Inf, which sigs.k8s.io/yaml writes .inf
+        (-1e300, "-.inf"),
+    ],
 )
 def test_yaml_keys_become_strings_as_sigs_k8s_io_yaml_writes_them(key: Any, text: str) -> None:
     """convertToJSONableObject: strconv.FormatFloat(key, 'g', -1, 32) for floats."""
@@ -82,3 +93,23 @@ def test_python_values_are_taken_as_their_json() -> None:
 def test_values_json_cannot_hold_are_errors(value: Any) -> None:
     with pytest.raises(JsonPathError):
         evaluate("{.x}", value)
+
+
+GO = Path(__file__).parent / "data" / "gojson"
+
+
+def test_floats_and_strings_print_as_go_prints_them() -> None:
+    """1,000 floats (random bits, integers, decimals, powers of ten, the edges of float32 and float64) and
+    strings needing escapes, against Go's own fmt.Sprint, FormatFloat(…, 'g', -1, 32) and json.Marshal
+    (tests/data/gojson/main.go, run with Go 1.27.3)."""
+    given, printed = json.loads((GO / "in.json").read_text()), json.loads((GO / "out.json").read_text())
+    floats = given["floats"]
+    assert [gojson.fprint(f) for f in floats] == printed["fprint"]
+    assert [gojson.format_float(f, "g", 32) for f in floats] == printed["g32"]
+    assert [gojson.marshal(f) for f in floats] == printed["json"]
+    assert [gojson.marshal(s) for s in given["strings"]] == printed["jstr"]
+
+
+def test_a_float_key_beyond_a_float32_loads_as_infinity() -> None:
+    (document,), problems = load_text("1.0e+300: x\n-1.0e+300: y\n", "k.yaml")
+    assert problems == [] and document.value == {".inf": "x", "-.inf": "y"}

@@ -55,3 +55,16 @@ def test_the_heapsort_fallback_sorts() -> None:
     sorter = gosort._Sorter(values, lambda a, b: a < b)
     sorter.heap_sort(10, 290)
     assert values[10:290] == sorted(values[10:290])
+
+
+def test_the_shortcuts_give_the_order_of_the_algorithm() -> None:
+    """descending() skips the port where Go's order is the stable one: short, distinct or already sorted."""
+    rng = random.Random(8)
+    lists = [CASES[i] for i in range(0, len(CASES), 3)]
+    lists += [sorted(rng.sample(range(1000), n), reverse=True) for n in (13, 40, 200)]  # distinct
+    lists += [sorted((rng.randrange(4) for _ in range(n)), reverse=True) for n in (13, 60, 300)]  # descending
+    for values in lists:
+        items = list(enumerate(values))
+        expected = list(items)
+        gosort.sort(expected, lambda a, b: a[1] > b[1])
+        assert gosort.descending(items, lambda item: item[1]) == expected

@@ -41,6 +41,11 @@ def _digits(x: float, bits: int) -> tuple[str, int]:
 
 def format_float(x: float, fmt: str = "g", bits: int = 64) -> str:
     """strconv.FormatFloat(x, fmt, -1, bits) for ``fmt`` in "g", "e" and "f"."""
+    if bits == 32:  # FormatFloat rounds to a float32 first: beyond its range, that is infinite
+        try:
+            x = struct.unpack("f", struct.pack("f", x))[0]
+        except OverflowError:
+            x = math.copysign(math.inf, x)
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):

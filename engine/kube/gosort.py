@@ -12,7 +12,8 @@ sort.go; Go is BSD-licensed), checked against Go's own output (tests/test_gosort
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableSequence
+from collections.abc import Callable, MutableSequence, Sequence
+from itertools import pairwise
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -29,6 +30,22 @@ def sort(data: MutableSequence[T], less: Callable[[T, T], bool]) -> None:
     n = len(data)
     if n > 1:
         _Sorter(data, less).pdqsort(0, n, n.bit_length())
+
+
+def descending(items: Sequence[T], key: Callable[[T], int]) -> list[T]:
+    """``items`` as ``sort.Sort`` orders them with ``Less(i, j) = key(items[i]) > key(items[j])``.
+
+    Where Go's order is the only order or the stable one, Python's sort gives it, without comparing in
+    Python: at most 12 items (Go's insertion sort is stable), no two keys equal (one order only), or keys
+    already descending (pdqsort samples no inversion, so its partial insertion sort finds the slice sorted
+    and returns it as it is). Otherwise the port of Go's algorithm decides the order of ties."""
+    keys = [key(item) for item in items]
+    if len(keys) <= _MAX_INSERTION or len(set(keys)) == len(keys) or all(a >= b for a, b in pairwise(keys)):
+        order = sorted(range(len(keys)), key=lambda i: -keys[i])
+        return [items[i] for i in order]
+    out = list(items)
+    sort(out, lambda a, b: key(a) > key(b))
+    return out
 
 
 class _Sorter:

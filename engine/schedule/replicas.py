@@ -285,9 +285,7 @@ Weights = Callable[[Cluster], int] | None  # a static weight list; None: no weig
 def _by_replicas(targets: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """sort.Sort(TargetClustersList): replicas descending, clusters of equal replicas in the order Go's
     unstable sort leaves them (stable up to 12 clusters; above, not: engine.kube.gosort)."""
-    out = list(targets)
-    gosort.sort(out, lambda a, b: a[1] > b[1])
-    return out
+    return gosort.descending(targets, lambda t: t[1])
 
 
 def _divide(
