@@ -4,7 +4,9 @@ pkg/estimator/client/general_test.go); each case cites its Go test."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -235,3 +237,13 @@ def test_an_aggregated_scale_down_of_many_clusters_keeps_the_clusters_gos_sort_p
     names = list(previous)
     kept = assign(Strategy.AGGREGATED, _candidates(dict.fromkeys(names, 0), previous), _request(4, previous))
     assert kept == {names[at]: 2 for at in first_two_of_the_most(values, ORDERS[found[0]])}
+
+
+def test_webster_allocates_as_karmadas_own_code_on_random_cases() -> None:
+    """400 random cases run through Karmada's AllocateWebsterSeats itself (tests/data/webster): seats,
+    votes (ties, zeros, trillions), initial seats, tie-breaking by the uid's fnv32a."""
+    data = Path(__file__).parent / "data" / "webster"
+    cases, allocations = (json.loads((data / name).read_text()) for name in ("cases.json", "allocations.json"))
+    assert len(cases) == len(allocations) == 400
+    for case, allocation in zip(cases, allocations, strict=True):
+        assert webster(case["seats"], case["votes"], case["initial"], case["uid"]) == allocation, case
