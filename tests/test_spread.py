@@ -4,6 +4,9 @@ select_groups_test.go); each case cites its Go test."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from engine.inputs.facts import Cluster
@@ -103,3 +106,15 @@ def _g(spec: str) -> list[GroupInfo]:
 )
 def test_select_groups(groups: str, low: int, high: int, target: int, expected: list[str]) -> None:
     assert [g.name for g in select_groups(_g(groups), low, high, target)] == expected
+
+
+def test_group_selection_is_karmadas_own_on_random_cases() -> None:
+    """500 random cases run through Karmada's selectGroups itself (tests/data/select_groups): the same
+    groups, in the same order."""
+    data = Path(__file__).parent / "data" / "select_groups"
+    cases, selections = (json.loads((data / name).read_text()) for name in ("cases.json", "selections.json"))
+    assert len(cases) == len(selections) == 500 and any(selections)
+    for case, selection in zip(cases, selections, strict=True):
+        groups = [GroupInfo(g["name"], g["value"], g["weight"]) for g in case["groups"]]
+        chosen = select_groups(groups, case["min"], case["max"], case["target"])
+        assert [g.name for g in chosen] == selection, case
