@@ -6,12 +6,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine.inputs.facts import Cluster
 from engine.schedule.replicas import Candidate
-from engine.schedule.spread import Group, GroupInfo, Limits, SelectError, by_region, regions, select, select_groups
+from engine.schedule.spread import (
+    Group,
+    GroupInfo,
+    Limits,
+    SelectError,
+    by_cluster,
+    by_region,
+    regions,
+    select,
+    select_groups,
+)
 
 
 def _c(name: str, score: int, available: int, provider: str = "", region: str = "", zone: str = "") -> Candidate:
@@ -118,3 +129,30 @@ def test_group_selection_is_karmadas_own_on_random_cases() -> None:
         groups = [GroupInfo(g["name"], g["value"], g["weight"]) for g in case["groups"]]
         chosen = select_groups(groups, case["min"], case["max"], case["target"])
         assert [g.name for g in chosen] == selection, case
+
+
+def test_cluster_selection_is_karmadas_own_on_random_cases() -> None:
+    """600 random selections by region and by cluster run through Karmada's own code
+    (tests/data/select_clusters): the same clusters in the same order, or the same error."""
+    data = Path(__file__).parent / "data" / "select_clusters"
+    cases, selections = (json.loads((data / name).read_text()) for name in ("cases.json", "selections.json"))
+    assert len(cases) == len(selections) == 600 and any(s["error"] for s in selections)
+
+    def candidate(c: dict[str, Any]) -> Candidate:
+        return Candidate(Cluster(c["name"]), c["score"], c["available"], c["available"])
+
+    for case, selection in zip(cases, selections, strict=True):
+        cluster = Limits(case["cluster"]["min"], case["cluster"]["max"])
+        try:
+            if case["region"] is not None:
+                groups: dict[str, Group] = {}
+                for r in case["regions"]:
+                    groups[r["name"]] = Group(r["name"], [candidate(x) for x in r["clusters"]], r["score"])
+                chosen = by_region(groups, Limits(case["region"]["min"], case["region"]["max"]), cluster)
+            else:
+                replicas = None if case["replicas"] == -1 else case["replicas"]
+                chosen = by_cluster([candidate(x) for x in case["clusters"]], cluster, replicas)
+            answer = {"clusters": [c.name for c in chosen], "error": ""}
+        except SelectError as exc:
+            answer = {"clusters": [], "error": str(exc)}
+        assert answer == selection, case
