@@ -247,3 +247,26 @@ def test_webster_allocates_as_karmadas_own_code_on_random_cases() -> None:
     assert len(cases) == len(allocations) == 400
     for case, allocation in zip(cases, allocations, strict=True):
         assert webster(case["seats"], case["votes"], case["initial"], case["uid"]) == allocation, case
+
+
+def test_assignment_is_karmadas_own_on_random_cases() -> None:
+    """800 random Aggregated, DynamicWeight and StaticWeight assignments (up to 20 candidates with tied
+    available replicas, previous clusters, Fresh mode) run through Karmada's own assignment code
+    (tests/data/assign): the same replicas per cluster, or the same error."""
+    data = Path(__file__).parent / "data" / "assign"
+    cases, answers = (json.loads((data / name).read_text()) for name in ("cases.json", "assignments.json"))
+    assert len(cases) == len(answers) == 800 and any(a["error"] for a in answers)
+    strategies = {
+        "Aggregated": Strategy.AGGREGATED,
+        "DynamicWeight": Strategy.DYNAMIC_WEIGHT,
+        "StaticWeight": Strategy.STATIC_WEIGHT,
+    }
+    for case, answer in zip(cases, answers, strict=True):
+        candidates = [Candidate(Cluster(c["name"]), 0, c["available"], c["allocatable"]) for c in case["candidates"]]
+        previous = tuple(TargetCluster(p["name"], p["replicas"]) for p in case["previous"])
+        request = Request(case["replicas"], True, previous, case["uid"], case["fresh"])
+        try:
+            mine = {"replicas": assign(strategies[case["strategy"]], candidates, request), "error": ""}
+        except SchedulingError as exc:
+            mine = {"replicas": {}, "error": str(exc)}
+        assert mine == answer, case
