@@ -146,7 +146,8 @@ def simulate(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[Entry, ...]:
     """Failover through time from ``start``: the timeline of what the events and controllers did;
-    ``warn`` hears what will not happen as the policies say (a kind without a health interpreter);
+    ``warn`` hears what will not happen as the policies say (a kind without a health interpreter), and
+    after the run what an evaluation warns of (bindings no policy selects, notes on bindings it scheduled);
     ``progress`` hears how many of ``len(events) + 1`` steps are done (for a progress bar)."""
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
@@ -158,6 +159,10 @@ def simulate(
         for d in simulator.warnings:
             if warn is not None:
                 warn(d)
-        return simulator.run(events, progress)
+        entries = simulator.run(events, progress)
+        for d in scheduler.warnings():  # after the run: what it said of the bindings it scheduled too
+            if warn is not None:
+                warn(d)
+        return entries
     finally:
         scheduler.close()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine import evaluate, load_facts, load_rules
+from engine import evaluate, load_facts, load_rules, simulate
 from engine.inputs.facts import Binding, Cluster, TargetCluster
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
@@ -370,3 +370,16 @@ def test_a_binding_held_by_lazy_activation_and_scheduled_anyway_is_warned_about(
     assert scheduled.placement("n/a-deployment").trigger == Trigger.RESCHEDULE
     assert said(scheduled) == [f"binding n/a-deployment: {HELD_PLACEMENT}"]
     assert said(evaluate(rules, load_facts(objects=objects), reschedule_all=True)) == []
+
+
+def test_a_simulation_warns_of_what_an_evaluation_warns_of(tmp_path: Path) -> None:
+    """simulate() reports the scheduler's warnings too, after the run (before, only evaluate did): here a
+    binding no policy selects."""
+    (tmp_path / "p.fr").write_text(GROUPED)
+    other = rb("o", ["m1"], applied=False)
+    other["spec"]["resource"]["kind"] = "StatefulSet"
+    objects = [cluster_obj("m1"), cluster_obj("m2"), workload("a"), other]
+    heard: list[str] = []
+    start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
+    simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [], lambda d: heard.append(d.message))
+    assert "no policy selects binding n/o-deployment" in heard
