@@ -159,6 +159,7 @@ def simulate(
         for d in simulator.warnings:
             if warn is not None:
                 warn(d)
+        simulator.schedule_triggered()
         entries = simulator.run(events, progress)
         for d in scheduler.warnings():  # after the run: what it said of the bindings it scheduled too
             if warn is not None:

@@ -383,3 +383,22 @@ def test_a_simulation_warns_of_what_an_evaluation_warns_of(tmp_path: Path) -> No
     start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
     simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [], lambda d: heard.append(d.message))
     assert "no policy selects binding n/o-deployment" in heard
+
+
+def test_a_simulation_starts_by_scheduling_what_the_scheduler_would_run_now(tmp_path: Path) -> None:
+    """A binding whose policy's placement changed is scheduled anew by Karmada as soon as it sees it: the
+    simulation's timeline begins with that, as an evaluation places it (before, it kept the snapshot's
+    clusters until something evicted it)."""
+    (tmp_path / "p.fr").write_text("policy n/p {\n  select { kind Deployment }\n  clusters { names m2 }\n}\n")
+    moved = rb("a", ["m1"], applied=False)
+    moved["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"clusterAffinity": M1})}
+    objects = [cluster_obj("m1"), cluster_obj("m2"), moved, workload("a")]
+    rules, facts = load_rules([tmp_path / "p.fr"]), load_facts(objects=objects)
+    assert evaluate(rules, facts).placement("n/a-deployment").clusters == ("m2",)
+    start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
+    timeline = [e.data() for e in simulate(rules, facts, start, [])]
+    assert timeline == [  # and the binding controller moves its Work
+        {"time": "2026-12-03T00:00:00Z", "event": "scheduled", "binding": "n/a-deployment", "clusters": ["m2"]},
+        {"time": "2026-12-03T00:00:00Z", "event": "work-deleted", "binding": "n/a-deployment", "cluster": "m1"},
+        {"time": "2026-12-03T00:00:00Z", "event": "work-created", "binding": "n/a-deployment", "cluster": "m2"},
+    ]

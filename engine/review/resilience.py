@@ -157,6 +157,7 @@ class Base:
     ) -> None:
         self.scheduler = scheduler_for(rules, facts, reference, controllers)
         self.simulator = Simulator(self.scheduler, BASE_TIME, controllers)
+        self.simulator.schedule_triggered()  # what the scheduler would run now, as an evaluation places it
         self.simulator.step()  # every binding placed, Works created: the fleet before anything fails
         world = self.simulator.world
         self.clusters = dict(world.clusters)
