@@ -36,7 +36,6 @@ from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import ClusterStatus, Taint, TargetCluster
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
-from engine.schedule.reschedule import trigger
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
@@ -193,12 +192,12 @@ class Simulator:
         world.bindings.changed.clear()
 
     def schedule_triggered(self) -> None:
-        """Before the first step: the scheduled bindings the scheduler would run now (engine.schedule.
-        reschedule: placement or replicas changed, a reschedule triggered, a target being deleted), placed as
-        an evaluation places them; bindings without clusters are placed by the first step."""
+        """Before the first step: the scheduled bindings the scheduler would run now (Scheduler.why_run:
+        placement or replicas changed, a reschedule triggered, a target being deleted, a rule deciding about
+        it), placed as an evaluation places them; bindings without clusters are placed by the first step."""
         for key, binding in sorted(self.world.bindings.items()):
             policy = self.engine.binding_policy[key]
-            if policy is not None and binding.clusters and trigger(binding, policy, self.world.clusters) is not None:
+            if policy is not None and binding.clusters and self.engine.why_run(binding, policy) is not None:
                 self._schedule(key)
 
     def _rule_evictions(self) -> list[RuleEviction]:

@@ -640,11 +640,17 @@ class Scheduler:
             policy = self.binding_policy[binding.key]
             if policy is None:
                 continue
-            why = Trigger.ALL if reschedule_all else trigger(binding, policy, self.clusters)
-            if why is None and self._decided_by_rules(binding, policy):
-                why = Trigger.RULES
+            why = Trigger.ALL if reschedule_all else self.why_run(binding, policy)
             out.append(self.settled(binding, policy) if why is None else self.decide(binding, why))
         return tuple(out)
+
+    def why_run(self, binding: Binding, policy: ast.Policy) -> Trigger | None:
+        """Why the scheduler runs ``binding`` now (engine.schedule.reschedule), or because a `rule` of the
+        rule set decides about it; None when it is settled."""
+        why = trigger(binding, policy, self.clusters)
+        if why is None and self._decided_by_rules(binding, policy):
+            why = Trigger.RULES
+        return why
 
     def _decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
         """Whether a `rule` of the rule set rejects or prefers a cluster for the binding: a change of its
