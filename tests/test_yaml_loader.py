@@ -77,6 +77,8 @@ def test_json_is_read_as_json_with_the_values_and_positions_the_yaml_reading_giv
     assert problems == [] and document.value == SNAPSHOT
     (as_yaml,), _ = _load_yaml(text, "s.json")
     assert as_yaml.value == SNAPSHOT
+    # the List itself begins where the YAML reading says (not at its last item), without a second reading
+    assert document.marks.position(document.value) == as_yaml.marks.position(as_yaml.value) == Position(1, 1)
     # positions are found when first asked for, for every mapping and list, entries and keys alike
     cluster, yaml_cluster = document.value["items"][0], as_yaml.value["items"][0]
     for mine, theirs, key in (

@@ -311,21 +311,22 @@ class _JsonReader:
             raise _NotJson(f"expected one of {chars} at {at}")
         return self.text[at]
 
-    def _begins(self, value: Any, at: int) -> None:
+    def _where(self, at: int) -> tuple[int, int]:
+        """(line, column) of offset ``at``, 0-based; offsets are asked for in increasing order."""
         self.line += self.text.count("\n", self.counted, at)
         self.counted = at
-        self.marks.begins(value, (self.line, at - (self.text.rfind("\n", 0, at) + 1)))
+        return self.line, at - (self.text.rfind("\n", 0, at) + 1)
 
     def read(self) -> Any:
         at = self._skip(0)
-        start = at
+        where = self._where(at)  # before the items, which move the line counted on
         if self._expect(at, "{", "[") == "[":
             value, at = self.scan(self.text, at)
         else:
             value, at = self._object(at)
         if self._skip(at) != len(self.text):
             raise _NotJson("text after the value")
-        self._begins(value, start)
+        self.marks.begins(value, where)
         return value
 
     def _object(self, at: int) -> tuple[dict[str, Any], int]:
@@ -357,7 +358,7 @@ class _JsonReader:
         while True:
             item, end = self.scan(self.text, at)
             if isinstance(item, (dict, list)):
-                self._begins(item, at)
+                self.marks.begins(item, self._where(at))
             items.append(item)
             at = self._skip(end)
             if self._expect(at, ",", "]") == "]":
@@ -387,9 +388,12 @@ def _pair_positions(text: str, value: Any, marks: Marks) -> None:
         pairs += [(a, b) for a, b in children if isinstance(a, (dict, list))]
 
 
+_JSON_START = re.compile(r"[ \t\n\r]*[{\[]")  # a mapping or list first: perhaps JSON (no copy of the text)
+
+
 def load_text(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
     """Every document of ``text``; on a problem, the documents before it and the problem."""
-    if text.lstrip()[:1] in ("{", "["):
+    if _JSON_START.match(text):
         documents = _load_json(text, file)
         if documents is not None:
             return documents, []
