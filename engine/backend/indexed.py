@@ -135,7 +135,6 @@ class CompiledPlan:
     the actions; its source is kept (``source``) for tests and debugging."""
 
     def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
-        self.plan = plan
         emitter = _Emitter(plan, rule, index)
         self.source = emitter.source()
         self.lookups = tuple(emitter.lookups)

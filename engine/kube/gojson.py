@@ -26,11 +26,10 @@ class NotJson(ValueError):
 def _digits(x: float, bits: int) -> tuple[str, int]:
     """The shortest decimal digits that read back as ``x`` at ``bits`` precision, and the decimal point's
     position (Go's strconv digits ``d`` and ``dp``): 1234.5 → ("12345", 4)."""
-    if bits == 32:
-        target = struct.unpack("f", struct.pack("f", x))[0]
+    if bits == 32:  # ``x`` is a float32 already (format_float rounded it)
         for precision in range(1, 10):
-            text = f"{target:.{precision - 1}e}"
-            if struct.unpack("f", struct.pack("f", float(text)))[0] == target:
+            text = f"{x:.{precision - 1}e}"
+            if struct.unpack("f", struct.pack("f", float(text)))[0] == x:
                 break
     else:
         text = repr(x)
