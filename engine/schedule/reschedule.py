@@ -131,9 +131,7 @@ def schedules_with_held_placement(binding: Binding, policy: ast.Policy) -> bool:
 
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
     """A scheduled binding whose policy changed its placement, kept on it by lazy activation."""
-    return _lazy_holds(binding, policy) and placement_changed(
-        policy, binding.applied_placement, binding.observed_affinity_name
-    )
+    return bool(binding.clusters) and schedules_with_held_placement(binding, policy)
 
 
 def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster]) -> Trigger | None:
