@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from engine import FactError, evaluate, load_facts, load_rules
+from engine import FactError, collector, evaluate, load_facts, load_rules
 from engine.collector import THRESHOLDS, fewer_collections, with_fewer_collections
 
 
@@ -73,3 +74,54 @@ def test_loading_and_evaluating_leave_the_collector_as_they_found_it(
     with pytest.raises(FactError):
         load_facts(objects=[{"kind": "Deployment"}])
     assert gc.get_threshold() == defaults and gc.isenabled()
+
+
+class _Node:
+    """An object that can be in a reference cycle and be watched through a weak reference."""
+
+    def __init__(self) -> None:
+        self.other: object = None
+
+
+def _cycle() -> weakref.ref[_Node]:
+    node = _Node()
+    node.other = node
+    return weakref.ref(node)
+
+
+def test_what_a_pause_allocated_is_not_scanned_again_when_it_ends(defaults: tuple[int, int, int]) -> None:
+    kept: list[object] = []
+
+    @with_fewer_collections(off=True)
+    def allocate() -> None:
+        kept.extend([i] for i in range(50_000))  # live objects, as an evaluation's result is
+
+    young = gc.get_stats()[0]["collections"]
+    allocate()
+    # without the move, the next allocation would start a young collection scanning all of them
+    assert gc.get_stats()[0]["collections"] == young and gc.get_count()[0] < 1_000
+    assert gc.isenabled() and gc.get_threshold() == defaults
+
+
+def test_objects_the_program_froze_stay_frozen(defaults: tuple[int, int, int]) -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fewer_collections(off=True):
+            ignored = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen and ignored
+    finally:
+        gc.unfreeze()
+
+
+def test_cyclic_garbage_of_pauses_is_collected_after_enough_moved(
+    monkeypatch: pytest.MonkeyPatch, defaults: tuple[int, int, int]
+) -> None:
+    gc.collect()
+    with fewer_collections(off=True):
+        first = _cycle()
+    assert first() is not None  # moved unscanned: waits for a full collection
+    monkeypatch.setattr(collector, "FULL_AFTER", 0)
+    with fewer_collections(off=True):
+        second = _cycle()
+    assert first() is None and second() is None
