@@ -219,6 +219,7 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
     del result
     return {
         "size": f"{clusters}x{bindings}",
+        "bindings": bindings,
         "check_s": t1 - t0,
         "load_s": load_s,
         "load_json_s": json_s,
@@ -349,6 +350,43 @@ def adversarial(workloads: int, clusters: int) -> float:
     return time.perf_counter() - t0
 
 
+def targets(rows: dict[str, dict[str, Any]]) -> list[str]:
+    """Issue 14's targets against the figures of this run (those whose sizes ran), met or not."""
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT MET"
+
+    out = []
+    mid, big = rows.get("1000x10000"), rows.get("5000x50000")
+    if mid is not None:
+        ok = mid["decisions_per_s"] >= 150_000 and mid["ratio"] <= 3
+        out.append(
+            f"1000x10000: >= 150,000 decisions/s, <= 3x the baseline: {mid['decisions_per_s']:,.0f}/s,"
+            f" {mid['ratio']:.0f}x (its floor: {mid['floor_ratio']:.1f}x): {verdict(ok)}"
+        )
+        out.append(
+            f"incremental re-evaluation <= 5 ms: {mid['incremental_ms']:.1f} ms: {verdict(mid['incremental_ms'] <= 5)}"
+        )
+        out.append(
+            f"loading 10,000 objects <= 0.5 s: YAML {mid['load_s']:.2f} s: {verdict(mid['load_s'] <= 0.5)};"
+            f" JSON {mid['load_json_s']:.2f} s: {verdict(mid['load_json_s'] <= 0.5)}"
+        )
+    if big is not None:
+        out.append(
+            f"5000x50000: evaluation <= 1.5 s: {big['eval_s']:.2f} s: {verdict(big['eval_s'] <= 1.5)};"
+            f" peak RSS <= 600 MiB: {big['peak_rss_mib']:.0f} MiB: {verdict(big['peak_rss_mib'] <= 600)}"
+        )
+    ran = sorted(rows.values(), key=lambda r: r["bindings"])
+    if len(ran) > 1:
+        low, high = min(r["us_per_binding"] for r in ran), max(r["us_per_binding"] for r in ran)
+        span = f"{ran[0]['bindings']:,} to {ran[-1]['bindings']:,} bindings"
+        out.append(
+            f"time per binding flat (+-25 %) from {span}: {low:.0f} to {high:.0f} us (+{100 * (high / low - 1):.0f} %):"
+            f" {verdict(high <= 1.25 * low)}"
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100x1000,1000x10000,5000x50000", help="comma-separated CLUSTERSxBINDINGS")
@@ -376,12 +414,14 @@ def main() -> None:
     columns += ["RSS MiB", "incr ms"]
     widths = (12, 7, 7, 6, 8, 8, 9, 8, 7, 7, 6, 6, 8, 8)
     print(" ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)) + " same")
+    rows: dict[str, dict[str, Any]] = {}
     for size in args.sizes.split(","):
         run = subprocess.run([sys.executable, __file__, "--one", size], capture_output=True, text=True)
         if run.returncode != 0:
             print(f"{size:>12} failed (exit {run.returncode}): {run.stderr.strip().splitlines()[-1:]}")
             continue
         r = json.loads(run.stdout.strip().splitlines()[-1])
+        rows[r["size"]] = r
         print(
             f"{r['size']:>12} {r['check_s']:7.2f} {r['load_s']:7.2f} {r['load_json_s']:6.2f} {r['eval_s']:8.2f}"
             f" {r['decisions_per_s']:8.0f}"
@@ -389,6 +429,9 @@ def main() -> None:
             f" {r['us_per_binding']:6.0f} {r['floor_ratio']:5.1f}x {r['peak_rss_mib']:8.0f} {r['incremental_ms']:8.1f}"
             f" {r['same_placements']}"
         )
+    print("issue 14's targets (docs/performance.md):")
+    for line in targets(rows):
+        print(f"  {line}")
     print(f"compile of a {args.rules}-rule file: {compile_rules(args.rules):.2f} s")
     size = args.divided
     c, b = (int(x) for x in size.split("x"))

@@ -48,3 +48,28 @@ def test_shared_selections_choose_as_each_binding_alone(tmp_path: Path, monkeypa
     monkeypatch.setattr(scheduler.Scheduler, "_choose", alone)
     assert answer() == shared
     assert sum(1 for _, clusters, _, _ in shared if len(clusters) >= 2) > 200  # Divided over several clusters
+
+
+def _row(size: str, **figures: float) -> dict[str, Any]:
+    bindings = int(size.split("x")[1])
+    row: dict[str, Any] = {"size": size, "bindings": bindings, "floor_ratio": 8.0, "peak_rss_mib": 400.0}
+    row |= {"decisions_per_s": 10_000.0, "ratio": 30.0, "incremental_ms": 3.0, "load_s": 0.7, "load_json_s": 0.3}
+    return row | {"eval_s": 1.0, "us_per_binding": 70.0} | figures
+
+
+def test_the_targets_are_judged_on_the_runs_figures() -> None:
+    lines = bench.targets(
+        {
+            "100x1000": _row("100x1000", us_per_binding=60.0),
+            "1000x10000": _row("1000x10000"),
+            "5000x50000": _row("5000x50000", eval_s=3.8, us_per_binding=80.0),
+        }
+    )
+    verdicts = {line.split(":")[0]: line.rsplit(": ", 1)[-1] for line in lines}
+    assert verdicts["1000x10000"] == "NOT MET"  # 30x the baseline
+    assert verdicts["incremental re-evaluation <= 5 ms"] == "met"
+    assert "YAML 0.70 s: NOT MET; JSON 0.30 s: met" in lines[2]
+    assert "evaluation <= 1.5 s: 3.80 s: NOT MET; peak RSS <= 600 MiB: 400 MiB: met" in lines[3]
+    assert lines[4].endswith("60 to 80 us (+33 %): NOT MET")
+    fast = bench.targets({"1000x10000": _row("1000x10000", decisions_per_s=160_000.0, ratio=2.5)})
+    assert fast[0].endswith(": met") and len(fast) == 3  # one size: no per-binding line, no 50k line
