@@ -13,14 +13,16 @@ from typing import Any
 import pytest
 
 from engine import evaluate, load_facts, load_rules, simulate
-from engine.inputs.facts import Binding, Cluster, TargetCluster
+from engine.inputs.facts import Binding, Claim, Cluster, TargetCluster
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
+    UNPROPAGATED,
     Trigger,
     held_by_lazy_activation,
     placement_changed,
     replicas_changed,
     trigger,
+    waits_for_the_workload,
 )
 from engine.syntax import ast
 from engine.syntax.parse import parse
@@ -345,6 +347,53 @@ def test_a_lazy_policy_change_is_reported_as_waiting_for_the_workload(tmp_path: 
     assert "settled: kept on its clusters: its policy's activationPreference is Lazy" in out
     everything = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True)
     assert everything.placement("n/a-deployment").trigger == Trigger.ALL
+
+
+def test_a_workload_a_lazy_policy_claimed_without_a_binding_waits_for_its_own_change() -> None:
+    """pkg/detector/detector.go ApplyPolicy: a policy applied for a change Karmada made (its creation, after
+    the workload's) claims the workload and, Lazy, makes no binding; the workload propagates at its next
+    change (test/e2e/suites/base/lazy_activation_policy_test.go, "Simple Case 2 (Policy created after
+    resource)"). A workload not claimed yet is new to the detector, a change of the user's: its binding
+    is made and scheduled, Lazy or not; a ResourceBinding without clusters is scheduled as ever."""
+    lazy, eager = policy("activation lazy"), policy("")
+    claimed = binding(from_workload=True, claim=Claim("p", cluster_scoped=False))
+    assert waits_for_the_workload(claimed, lazy) and trigger(claimed, lazy, CLUSTERS) is None
+    assert trigger(claimed, eager, CLUSTERS) == Trigger.PENDING
+    assert trigger(replace(claimed, claim=None), lazy, CLUSTERS) == Trigger.PENDING  # not claimed yet
+    other = replace(claimed, claim=Claim("q", cluster_scoped=False))  # claimed by a policy since deleted
+    assert trigger(other, lazy, CLUSTERS) == Trigger.PENDING
+    assert trigger(replace(claimed, from_workload=False), lazy, CLUSTERS) == Trigger.PENDING  # a binding exists
+
+
+def test_a_workload_a_lazy_policy_claimed_is_reported_unpropagated(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engine.cli import main
+
+    (tmp_path / "p.fr").write_text(
+        GROUPED.replace("by app.example.com/group", "by app.example.com/group\n  activation lazy")
+    )
+    claimed, fresh = workload("a"), workload("b")
+    claimed["metadata"]["labels"]["propagationpolicy.karmada.io/permanent-id"] = "0b1c"
+    claimed["metadata"]["annotations"] = {
+        "propagationpolicy.karmada.io/namespace": "n",
+        "propagationpolicy.karmada.io/name": "p",
+    }
+    objects = [cluster_obj("m1"), cluster_obj("m2"), claimed, fresh]
+    rules = load_rules([tmp_path / "p.fr"])
+    result = evaluate(rules, load_facts(objects=objects))
+    a, b = result.placement("n/a-deployment"), result.placement("n/b-deployment")
+    assert a.settled and a.clusters == () and a.settled_why == UNPROPAGATED
+    assert not b.settled and b.clusters == ("m1", "m2")  # the same group: a is not a peer anywhere
+    (tmp_path / "facts.json").write_text(json.dumps({"kind": "List", "items": objects}))
+    args = ["eval", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "facts.json")]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0 and "  settled: not propagated: its policy's activationPreference is Lazy" in out.stdout
+    everything = evaluate(rules, load_facts(objects=objects), reschedule_all=True).placement("n/a-deployment")
+    assert everything.trigger == Trigger.ALL and everything.clusters
+    # a simulation has no binding for it: nothing schedules it, and no event can name it
+    timeline = simulate(rules, load_facts(objects=objects), T0, [])
+    assert {e.binding for e in timeline if e.binding} == {"n/b-deployment"}
 
 
 def test_a_binding_held_by_lazy_activation_and_scheduled_anyway_is_warned_about(tmp_path: Path) -> None:

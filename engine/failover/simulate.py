@@ -36,6 +36,7 @@ from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import ClusterStatus, Taint, TargetCluster
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
+from engine.schedule.reschedule import waits_for_the_workload
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
@@ -58,7 +59,14 @@ class Simulator:
         self.world = World(
             now=start,
             clusters={c.name: c for c in facts.clusters},
-            bindings=Bindings({b.key: b for b in facts.bindings if chosen[b.key] is not None}),
+            # a workload a Lazy policy claimed without a binding has none in Karmada: nothing acts on it
+            bindings=Bindings(
+                {
+                    b.key: b
+                    for b in facts.bindings
+                    if (p := chosen[b.key]) is not None and not waits_for_the_workload(b, p)
+                }
+            ),
             failover={k: behaviour[p.name.value] for k, p in chosen.items() if p is not None},
             controllers=controllers,
         )

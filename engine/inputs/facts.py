@@ -190,6 +190,8 @@ class Binding:
     requirements: Resources | None = None
     uid: str = ""
     components: tuple[Component, ...] = ()  # spec.components (MultiplePodTemplatesScheduling)
+    # no ResourceBinding in the facts: the binding the detector would make for the workload
+    from_workload: bool = False
 
     @cached_property
     def key(self) -> str:

@@ -691,6 +691,7 @@ class FactSet:
                 source=workload.source,
                 claim=claim_of(workload.labels, workload.annotations),
                 cluster_scoped=not namespace,  # Karmada makes a ClusterResourceBinding for it
+                from_workload=True,
             )
             if pending.key in bindings:
                 raise FactError([error(f"binding {pending.key} exists twice", subject=workload.source)])

@@ -41,6 +41,14 @@ LAZY = (
     "policy says now"
 )
 
+# what is said of a workload that a Lazy policy claimed without making its binding
+UNPROPAGATED = (
+    "not propagated: its policy's activationPreference is Lazy and the policy claimed the workload without "
+    "making its binding (a policy that came after the workload: pkg/detector ApplyPolicy skips the binding for "
+    "a change Karmada made), so it propagates at the workload's next change; --reschedule all places it as the "
+    "policy says now"
+)
+
 
 def _parts(stmts: Sequence[ast.PolicyStmt]) -> dict[str, tuple[ast.PolicyStmt, ...]]:
     return {
@@ -129,6 +137,16 @@ def schedules_with_held_placement(binding: Binding, policy: ast.Policy) -> bool:
     )
 
 
+def waits_for_the_workload(binding: Binding, policy: ast.Policy) -> bool:
+    """A workload a Lazy policy claimed and has no binding: the detector, applying a policy for a change
+    Karmada made (the policy's creation, here), claims the workload (its permanent-id label, name
+    annotations) and makes no binding, so nothing propagates until the workload itself changes
+    (test/e2e lazy_activation_policy_test.go, Simple Case 2). A workload no policy has claimed yet is
+    new to the detector, a change of the user's: its binding is made and scheduled."""
+    claim = binding.claim
+    return policy.lazy and binding.from_workload and claim is not None and claim.policy == policy.name.value
+
+
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
     """A scheduled binding whose policy changed its placement, kept on it by lazy activation."""
     return bool(binding.clusters) and schedules_with_held_placement(binding, policy)
@@ -137,7 +155,7 @@ def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
 def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster]) -> Trigger | None:
     """Why the scheduler would run ``binding`` now; None when it is settled."""
     if not binding.clusters:
-        return Trigger.PENDING
+        return None if waits_for_the_workload(binding, policy) else Trigger.PENDING
     if not _lazy_holds(binding, policy) and placement_changed(
         policy, binding.applied_placement, binding.observed_affinity_name
     ):

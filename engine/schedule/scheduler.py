@@ -42,11 +42,13 @@ from engine.schedule.replicas import (
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
     LAZY,
+    UNPROPAGATED,
     Trigger,
     held_by_lazy_activation,
     reschedule_required,
     schedules_with_held_placement,
     trigger,
+    waits_for_the_workload,
 )
 from engine.schedule.selection import Choice, select_policy
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
@@ -662,7 +664,13 @@ class Scheduler:
     def settled(self, binding: Binding, policy: ast.Policy) -> Placement:
         """A binding the scheduler would not run: it keeps its clusters (their placement facts stay)."""
         return Placement(
-            settled_why=LAZY if held_by_lazy_activation(binding, policy) else "",
+            settled_why=(
+                UNPROPAGATED
+                if waits_for_the_workload(binding, policy)
+                else LAZY
+                if held_by_lazy_activation(binding, policy)
+                else ""
+            ),
             binding=binding.key,
             policy=policy.name.value,
             clusters=binding.cluster_names,
