@@ -16,20 +16,33 @@ from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
 from engine.schedule.program import program
-from engine.schedule.reschedule import Trigger
+from engine.schedule.reschedule import HeldPlacement, Trigger, held_placements
 from engine.schedule.scheduler import Scheduler
+from engine.schedule.selection import PolicyChooser
 
 
 def scheduler_for(
-    rules: RuleSet, facts: Facts, reference: bool = False, controllers: Controllers = DEFAULT_CONTROLLERS
+    rules: RuleSet,
+    facts: Facts,
+    reference: bool = False,
+    controllers: Controllers = DEFAULT_CONTROLLERS,
+    held: bool = True,
 ) -> Scheduler:
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies;
     ``reference``: every rule evaluated inside durable-rules, without the indexed joins, and every binding
     decided on its own (no result shared by bindings alike); ``controllers``:
-    the controller manager's flags (its resource detector's PolicyPreemption and WorkloadAffinity gates)."""
+    the controller manager's flags (its resource detector's PolicyPreemption and WorkloadAffinity gates);
+    ``held``: a binding that holds an older placement than its Lazy policy's is scheduled by it, as
+    Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows)."""
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
+    holding: dict[str, HeldPlacement] = {}
+    if held and any(p.lazy for p in policies):
+        chooser = PolicyChooser(policies, controllers.policy_preemption)
+        holding = held_placements(facts.bindings, lambda b: chooser.choose(b).policy)
+    variants = {h.variant.name.value: h.variant for h in holding.values()}
+    policies += tuple(variants[name] for name in sorted(variants))
     scheduler = Scheduler(
         program(policies, tuple(rules.rules), reference),
         policies,
@@ -37,6 +50,7 @@ def scheduler_for(
         controllers.policy_preemption,
         share=not reference,
         workload_affinity=controllers.workload_affinity,
+        held=holding,
     )
     try:
         scheduler.load()
@@ -105,7 +119,7 @@ def evaluate(
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
     now = evaluation_time(now)
-    scheduler = scheduler_for(rules, facts, reference is True, controllers)
+    scheduler = scheduler_for(rules, facts, reference is True, controllers, held=not reschedule_all)
     try:
         placements = scheduler.schedule_all(reschedule_all, progress)
         evictions: tuple[Eviction, ...] = ()

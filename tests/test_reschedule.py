@@ -16,6 +16,7 @@ from engine import evaluate, load_facts, load_rules, simulate
 from engine.inputs.facts import Binding, Claim, Cluster, TargetCluster
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
+    HELD_SCHEDULED,
     UNPROPAGATED,
     Trigger,
     held_by_lazy_activation,
@@ -396,10 +397,12 @@ def test_a_workload_a_lazy_policy_claimed_is_reported_unpropagated(tmp_path: Pat
     assert {e.binding for e in timeline if e.binding} == {"n/b-deployment"}
 
 
-def test_a_binding_held_by_lazy_activation_and_scheduled_anyway_is_warned_about(tmp_path: Path) -> None:
+def test_a_binding_held_by_lazy_activation_is_scheduled_by_the_placement_it_holds(tmp_path: Path) -> None:
     """Karmada's scheduler reads the binding's own spec.placement, which a Lazy policy's change did not
-    refresh: a held binding that is scheduled (here a manual reschedule) is placed by its old placement.
-    fleetrules places it by the policy as it is now and says so, naming the binding."""
+    refresh (pkg/detector/detector.go ApplyPolicy): a held binding that is scheduled (here a manual
+    reschedule) is placed by the placement it was scheduled with, its applied-placement annotation (m1
+    only), not by the policy as it is now (any cluster); `--reschedule all` shows the latter. The result
+    names the policy, and says which placement placed it."""
     (tmp_path / "p.fr").write_text(
         GROUPED.replace("by app.example.com/group", "by app.example.com/group\n  activation lazy")
     )
@@ -412,13 +415,25 @@ def test_a_binding_held_by_lazy_activation_and_scheduled_anyway_is_warned_about(
         return [w.message for w in result.warnings if "activationPreference is Lazy" in w.message]
 
     settled = evaluate(rules, load_facts(objects=objects))
-    assert settled.placement("n/a-deployment").settled and said(settled) == []
+    a = settled.placement("n/a-deployment")
+    assert a.settled and a.clusters == ("m2",) and a.policy == "n/p" and "Lazy" in a.settled_why
+    assert said(settled) == []
     held["spec"]["rescheduleTriggeredAt"] = "2026-12-02T00:00:00Z"
     held["status"] = {"lastScheduledTime": "2026-12-01T00:00:00Z"}
     scheduled = evaluate(rules, load_facts(objects=objects))
-    assert scheduled.placement("n/a-deployment").trigger == Trigger.RESCHEDULE
-    assert said(scheduled) == [f"binding n/a-deployment: {HELD_PLACEMENT}"]
-    assert said(evaluate(rules, load_facts(objects=objects), reschedule_all=True)) == []
+    a = scheduled.placement("n/a-deployment")
+    assert a.trigger == Trigger.RESCHEDULE and a.clusters == ("m1",) and a.policy == "n/p"
+    (reason,) = a.rejected["m2"]  # the rule of the held placement, cited at the binding
+    assert reason.rule.startswith("n/p#held-1/") and reason.source == "object 3:0"
+    assert reason.summary == "cluster(s) did not match the placement cluster affinity constraint"
+    assert said(scheduled) == [f"binding n/a-deployment: {HELD_SCHEDULED}"]
+    everything = evaluate(rules, load_facts(objects=objects), reschedule_all=True)
+    assert everything.placement("n/a-deployment").clusters == ("m1", "m2") and said(everything) == []
+    # an annotation that is no placement fleetrules can read: the policy as it is now, and a warning
+    held["metadata"]["annotations"]["policy.karmada.io/applied-placement"] = json.dumps({"clusterAffinity": []})
+    unread = evaluate(rules, load_facts(objects=objects))
+    assert unread.placement("n/a-deployment").clusters == ("m1", "m2")
+    assert said(unread) == [f"binding n/a-deployment: {HELD_PLACEMENT}"]
 
 
 def test_a_simulation_warns_of_what_an_evaluation_warns_of(tmp_path: Path) -> None:

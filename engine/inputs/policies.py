@@ -561,9 +561,15 @@ def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic
     return ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1)), problems + converted
 
 
-def placement_statements(placement: Mapping[str, Any]) -> tuple[ast.PolicyStmt, ...] | None:
+def placement_statements(
+    placement: Mapping[str, Any], source: str = "<applied-placement>"
+) -> tuple[ast.PolicyStmt, ...] | None:
     """A Placement as Karmada serialises it (the applied-placement annotation) as policy statements, to
-    compare with a policy's; None when it is not one."""
+    compare with a policy's; None when it is not one. ``source``: where it was read (``FILE:LINE``), for
+    the statements' spans."""
     problems: list[Diagnostic] = []
-    stmts = _Converter("<applied-placement>", None, problems).placement(dict(placement))
+    file, _, line = source.rpartition(":")
+    converter = _Converter(file if line.isdigit() else source, None, problems)
+    converter.default_line = int(line) if line.isdigit() else 0
+    stmts = converter.placement(dict(placement))
     return None if any(p.is_error for p in problems) else tuple(stmts)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from engine.inputs.facts import Binding, Cluster
 from engine.inputs.policies import placement_statements
@@ -39,6 +40,13 @@ LAZY = (
     "kept on its clusters: its policy's activationPreference is Lazy, so the policy's changed placement waits "
     "for the next change of the workload itself (pkg/detector ApplyPolicy); --reschedule all places it as the "
     "policy says now"
+)
+
+# what is said of a binding scheduled by the placement it holds (``held_placements``)
+HELD_SCHEDULED = (
+    "its policy's activationPreference is Lazy and the policy's placement changed since the binding was "
+    "scheduled: placed by the placement the binding holds (its applied-placement annotation), as Karmada's "
+    "scheduler does; --reschedule all places it by the policy as it is now"
 )
 
 # what is said of a workload that a Lazy policy claimed without making its binding
@@ -117,12 +125,13 @@ def _lazy_holds(binding: Binding, policy: ast.Policy) -> bool:
     return policy.lazy and bool(binding.clusters) and bool(binding.applied_placement)
 
 
-# what is said of a binding scheduled while its spec.placement is not its policy's (lazy activation)
+# what is said of a binding scheduled while its spec.placement is not its policy's (lazy activation) and
+# its applied-placement annotation is no placement fleetrules can read
 HELD_PLACEMENT = (
     "its policy's activationPreference is Lazy and the policy's placement changed since the binding was "
     "scheduled, so Karmada's scheduler places it by the placement the binding holds (its spec.placement, the "
-    "applied-placement annotation); fleetrules places it by the policy's placement as it is now, and the "
-    "clusters may differ"
+    "applied-placement annotation, which fleetrules cannot read as a placement); fleetrules places it by the "
+    "policy's placement as it is now, and the clusters may differ"
 )
 
 
@@ -145,6 +154,58 @@ def waits_for_the_workload(binding: Binding, policy: ast.Policy) -> bool:
     new to the detector, a change of the user's: its binding is made and scheduled."""
     claim = binding.claim
     return policy.lazy and binding.from_workload and claim is not None and claim.policy == policy.name.value
+
+
+@dataclass(frozen=True)
+class HeldPlacement:
+    """A binding's policy as it is now, and as Karmada's scheduler reads it for the binding: the policy
+    with the placement the binding holds (``variant``, a policy of its own named ``NAME#held-N``)."""
+
+    policy: ast.Policy
+    variant: ast.Policy
+
+
+# the statements of spec.placement that Karmada has words for (fleetrules' preferred workload terms and
+# terms within a topology are not among them: they stay as the policy says)
+def _karmada_placement(stmt: ast.PolicyStmt) -> bool:
+    if isinstance(stmt, ast.WorkloadTerm):
+        return not stmt.preferred and stmt.topology is None
+    return isinstance(stmt, ast.ClusterAffinity | ast.Toleration | ast.Spread | ast.Replicas)
+
+
+def held_placements(
+    bindings: Sequence[Binding], choose: Callable[[Binding], ast.Policy | None]
+) -> dict[str, HeldPlacement]:
+    """The bindings Karmada's scheduler places by a placement other than their policy's (lazy activation:
+    ``schedules_with_held_placement``), each with the policy as the scheduler reads it for them: the
+    policy's own statements (selectors, priority, activation, failover, preferred terms) and the placement
+    of the binding's applied-placement annotation, the spec.placement it was scheduled with and still
+    holds. One variant per policy and distinct placement held, numbered in the bindings' order. A binding
+    whose annotation is no placement fleetrules can read keeps its policy (and the warning)."""
+    out: dict[str, HeldPlacement] = {}
+    variants: dict[tuple[str, str], HeldPlacement | None] = {}
+    count: dict[str, int] = {}
+    for binding in bindings:
+        if not binding.applied_placement:
+            continue
+        policy = choose(binding)
+        if policy is None or not schedules_with_held_placement(binding, policy):
+            continue
+        key = (policy.name.value, binding.applied_placement)
+        if key not in variants:
+            raw = json.loads(binding.applied_placement)  # JSON: schedules_with_held_placement read it
+            stmts = placement_statements(raw, binding.source)
+            if stmts is None:
+                variants[key] = None
+            else:
+                n = count[policy.name.value] = count.get(policy.name.value, 0) + 1
+                kept = tuple(s for s in policy.statements if not _karmada_placement(s))
+                name = replace(policy.name, value=f"{policy.name.value}#held-{n}")
+                variants[key] = HeldPlacement(policy, replace(policy, name=name, statements=(*kept, *stmts)))
+        held = variants[key]
+        if held is not None:
+            out[binding.key] = held
+    return out
 
 
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:

@@ -41,8 +41,10 @@ from engine.schedule.replicas import (
 )
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
+    HELD_SCHEDULED,
     LAZY,
     UNPROPAGATED,
+    HeldPlacement,
     Trigger,
     held_by_lazy_activation,
     reschedule_required,
@@ -50,7 +52,7 @@ from engine.schedule.reschedule import (
     trigger,
     waits_for_the_workload,
 )
-from engine.schedule.selection import Choice, select_policy
+from engine.schedule.selection import PolicyChooser
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.views import Constant, Joined, Overlay, Subset
 from engine.syntax import ast
@@ -75,6 +77,7 @@ class Scheduler:
         preemption: bool = False,
         share: bool = True,
         workload_affinity: bool = True,
+        held: Mapping[str, HeldPlacement] | None = None,
     ) -> None:
         self.program = program
         # the WorkloadAffinity gate: off, the detector records no groups on bindings (pkg/detector/detector.go)
@@ -84,13 +87,12 @@ class Scheduler:
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
         self.preemption = preemption  # the PolicyPreemption feature gate
-        selects = [s for p in policies for s in p.statements if isinstance(s, ast.Select)]
-        # whether any policy selects by name, by labels: what the policy choice depends on besides kind
-        self._selects_by = (
-            any(s.values(ast.SelectField.NAME) for s in selects),
-            any(s.label_selectors for s in selects),
-        )
-        self._choices: dict[tuple[Any, ...], Choice] = {}
+        # binding key → the policy as the scheduler reads it for a binding that holds an older placement
+        # (lazy activation); its variant is among ``policies``, and chosen for no other binding
+        self.held: Mapping[str, HeldPlacement] = held or {}
+        variants = {h.variant.name.value for h in self.held.values()}
+        self.chooser = PolicyChooser([p for p in policies if p.name.value not in variants], preemption, share)
+        self._shown = {h.variant.name.value: h.policy.name.value for h in self.held.values()}
         self.compiled = program.compiled
         self.symbols = program.compiled.symbols
         self.facts = facts
@@ -192,27 +194,11 @@ class Scheduler:
         self._tasks(binding)
 
     def _select(self, binding: Binding) -> None:
-        """The policy that claims the binding's workload: the same for every workload of one kind and
-        namespace (and claim) when no policy selects by name or labels, so computed once for them."""
-        key = (
-            binding.kind,
-            binding.namespace,
-            binding.resource_name if self._selects_by[0] else None,
-            tuple(sorted(binding.labels.items())) if self._selects_by[1] else None,
-            binding.claim,
-        )
-        choice = self._choices.get(key) if self.share else None
-        if choice is None:
-            choice = self._choices[key] = select_policy(
-                list(self.policies.values()),
-                binding.kind,
-                binding.namespace,
-                binding.resource_name,
-                binding.labels,
-                binding.claim,
-                self.preemption,
-            )
-        self.binding_policy[binding.key] = choice.policy
+        """The policy that claims the binding's workload, or its variant with the placement the binding
+        holds (``held``)."""
+        choice = self.chooser.choose(binding)
+        held = self.held.get(binding.key)
+        self.binding_policy[binding.key] = held.variant if held is not None else choice.policy
         if choice.note:
             self._note(binding.key, choice.note)
 
@@ -234,8 +220,10 @@ class Scheduler:
     def _load_binding(self, binding: Binding) -> None:
         policy = self.binding_policy[binding.key]
         g = groups(policy, binding.labels) if policy is not None else Groups()
-        if policy is None or not binding.labels:
-            # no workload manifest, or no evaluated policy: the groups recorded on the binding
+        recorded = binding.affinity_group is not None or binding.anti_affinity_group is not None
+        if policy is None or not binding.labels or (binding.key in self.held and recorded):
+            # no workload manifest, no evaluated policy, or a binding the detector has not refreshed since
+            # its policy changed (lazy activation): the groups recorded on the binding
             g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
         if not self.workload_affinity:
             g = Groups()
@@ -389,8 +377,10 @@ class Scheduler:
         reason the scheduler runs it (engine.schedule.reschedule.Trigger), recorded on the placement."""
         policy = self.binding_policy[binding.key]
         assert policy is not None
-        name = policy.name.value
-        if why != Trigger.ALL and schedules_with_held_placement(binding, policy):
+        name = self._shown.get(policy.name.value, policy.name.value)
+        if binding.key in self.held:
+            self._note(binding.key, HELD_SCHEDULED)
+        elif why != Trigger.ALL and schedules_with_held_placement(binding, policy):
             self._note(binding.key, HELD_PLACEMENT)
         own = list(self.session.decisions(self.binding_ids[binding.key]))
         terms = affinity_terms(policy)
@@ -668,11 +658,11 @@ class Scheduler:
                 UNPROPAGATED
                 if waits_for_the_workload(binding, policy)
                 else LAZY
-                if held_by_lazy_activation(binding, policy)
+                if binding.key in self.held or held_by_lazy_activation(binding, policy)
                 else ""
             ),
             binding=binding.key,
-            policy=policy.name.value,
+            policy=self._shown.get(policy.name.value, policy.name.value),
             clusters=binding.cluster_names,
             feasible=(),
             scores={},
@@ -701,7 +691,7 @@ class Scheduler:
             )
             out.append(warning(message, subject="clusters"))
         if not self.preemption:
-            for policy in self.policies.values():
+            for policy in self.chooser.policies:
                 for stmt in policy.of_type(ast.Preemption):
                     if isinstance(stmt, ast.Preemption) and stmt.mode.value == "always":
                         message = (
@@ -711,7 +701,7 @@ class Scheduler:
                         )
                         out.append(warning(message, stmt.span))
         if not self.workload_affinity:
-            for policy in self.policies.values():
+            for policy in self.chooser.policies:
                 for stmt in policy.of_type(ast.WorkloadTerm)[:1]:
                     message = (
                         f"policy {policy.name.value}: workload affinity does nothing with the WorkloadAffinity "

@@ -25,7 +25,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.inputs.facts import Claim
+from engine.inputs.facts import Binding, Claim
 from engine.schedule.matching import selector_matches
 from engine.syntax import ast
 
@@ -135,3 +135,40 @@ def select_policy(
         absent = f"claimed by policy {claim.policy}, which is not among the evaluated policies"
         return Choice(chosen, f"{absent}; evaluated as if it had been deleted" if chosen is not None else absent)
     return Choice(chosen)
+
+
+class PolicyChooser:
+    """select_policy for many bindings: the choice is the same for every workload of one kind and
+    namespace (and claim) when no policy selects by name or labels, so it is computed once for them
+    (unless ``share`` is off: the reference mode decides each binding on its own)."""
+
+    def __init__(self, policies: Sequence[ast.Policy], preemption: bool = False, share: bool = True) -> None:
+        self.policies = list(policies)
+        self.preemption = preemption
+        self.share = share
+        selects = [s for p in policies for s in p.statements if isinstance(s, ast.Select)]
+        # whether any policy selects by name, by labels: what the choice depends on besides kind
+        self._by_name = any(s.values(ast.SelectField.NAME) for s in selects)
+        self._by_labels = any(s.label_selectors for s in selects)
+        self._choices: dict[tuple[object, ...], Choice] = {}
+
+    def choose(self, binding: Binding) -> Choice:
+        key = (
+            binding.kind,
+            binding.namespace,
+            binding.resource_name if self._by_name else None,
+            tuple(sorted(binding.labels.items())) if self._by_labels else None,
+            binding.claim,
+        )
+        choice = self._choices.get(key) if self.share else None
+        if choice is None:
+            choice = self._choices[key] = select_policy(
+                self.policies,
+                binding.kind,
+                binding.namespace,
+                binding.resource_name,
+                binding.labels,
+                binding.claim,
+                self.preemption,
+            )
+        return choice
