@@ -114,6 +114,9 @@ class Scheduler:
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
+        self._terms: dict[str, list[str | None]] = {}  # policy → its clusterAffinities terms (affinity_terms)
+        self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
+        self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
@@ -219,7 +222,7 @@ class Scheduler:
 
     def _load_binding(self, binding: Binding) -> None:
         policy = self.binding_policy[binding.key]
-        g = groups(policy, binding.labels) if policy is not None else Groups()
+        g = self._groups(policy, binding.labels) if policy is not None else Groups()
         recorded = binding.affinity_group is not None or binding.anti_affinity_group is not None
         if policy is None or not binding.labels or (binding.key in self.held and recorded):
             # no workload manifest, no evaluated policy, or a binding the detector has not refreshed since
@@ -230,6 +233,19 @@ class Scheduler:
         props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
         self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
         self.binding_facts[binding.key] = props
+
+    def _groups(self, policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
+        """The binding's groups (engine.compile.policies.groups), once per policy and values of the labels
+        its workload terms group by."""
+        keys = self._group_keys.get(policy.name.value)
+        if keys is None:
+            terms = [s for s in policy.statements if isinstance(s, ast.WorkloadTerm)]
+            keys = self._group_keys[policy.name.value] = tuple(t.key.value for t in terms)
+        key = (policy.name.value, tuple(labels.get(k) for k in keys))
+        found = self._group_cache.get(key)
+        if found is None:
+            found = self._group_cache[key] = groups(policy, labels)
+        return found
 
     # ------------------------------------------------------------ placements in the engine
     def _place(self, key: str, clusters: Sequence[str]) -> None:
@@ -383,7 +399,9 @@ class Scheduler:
         elif why != Trigger.ALL and schedules_with_held_placement(binding, policy):
             self._note(binding.key, HELD_PLACEMENT)
         own = list(self.session.decisions(self.binding_ids[binding.key]))
-        terms = affinity_terms(policy)
+        terms = self._terms.get(policy.name.value)
+        if terms is None:
+            terms = self._terms[policy.name.value] = affinity_terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
         plan = self._plan(policy)
         first: _Attempt | None = None

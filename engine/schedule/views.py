@@ -30,8 +30,8 @@ class Subset(Sequence[str]):
         self._added = tuple(sorted(added - members))
 
     def __iter__(self) -> Iterator[str]:
-        if not self._removed and not self._added:
-            return iter(self.base)
+        if not self._added:  # heapq.merge is Python: without additions, the base filtered is in order
+            return filterfalse(self._removed.__contains__, self.base) if self._removed else iter(self.base)
         return heapq.merge(filterfalse(self._removed.__contains__, self.base), self._added)
 
     def __len__(self) -> int:
@@ -76,7 +76,8 @@ class Overlay(Mapping[str, V]):
         return self._base[key]
 
     def __iter__(self) -> Iterator[str]:
-        return heapq.merge(filterfalse(self._removed.__contains__, self._base), self._added)
+        kept = filterfalse(self._removed.__contains__, self._base) if self._removed else iter(self._base)
+        return heapq.merge(kept, self._added) if self._added else kept
 
     def __len__(self) -> int:
         return len(self._base) - len(self._removed) + len(self._added)
