@@ -128,12 +128,13 @@ class Scheduler:
     def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
         """Make ``facts`` the facts ``owner`` has for ``what``: unchanged ones stay asserted (explanations
         already given keep their facts), changed ones are retracted and asserted anew."""
-        if (owner, what) in self.owned:
-            if self.owned[(owner, what)][0] == facts:
+        owned = self.owned.get((owner, what))
+        if owned is not None:
+            if owned[0] == facts:
                 return
             self._retract_owned(owner, what)
-        ids = [self.session.assert_fact(fact_type, props) for props in facts]
-        self.owned[(owner, what)] = (facts, ids)
+        if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
+            self.owned[(owner, what)] = (facts, [self.session.assert_fact(fact_type, props) for props in facts])
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
