@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine import evaluate, load_facts, load_rules, simulate
+from engine.errors import NO_SPAN
 from engine.inputs.facts import Binding, Claim, Cluster, TargetCluster
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
@@ -466,3 +467,30 @@ def test_a_simulation_starts_by_scheduling_what_the_scheduler_would_run_now(tmp_
         {"time": "2026-12-03T00:00:00Z", "event": "work-deleted", "binding": "n/a-deployment", "cluster": "m1"},
         {"time": "2026-12-03T00:00:00Z", "event": "work-created", "binding": "n/a-deployment", "cluster": "m2"},
     ]
+
+
+def test_the_taint_manager_tolerates_by_the_placement_a_lazy_binding_holds(tmp_path: Path) -> None:
+    """The taint manager reads a binding's tolerations from its applied placement
+    (pkg/controllers/cluster/taint_manager.go enqueueBinding, needEviction: helper.GetAppliedPlacement):
+    a binding that holds an older placement than its Lazy policy's is tolerated as that placement says.
+    Here the held placement tolerates the NoExecute taint k and the policy as it is now does not: no
+    eviction; with the policy eager, the binding is placed anew at the start and then evicted."""
+    from engine.inputs.events import Event, EventKind
+
+    tolerant = {"clusterAffinity": M1M2, "clusterTolerations": [{"key": "k", "operator": "Exists"}]}
+    held = rb("a", ["m1", "m2"], applied=False)
+    held["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps(tolerant)}
+    objects = [cluster_obj("m1"), cluster_obj("m2"), held, workload("a")]
+    start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
+    taint = Event(
+        start + dt.timedelta(minutes=1), EventKind.TAINT, {"cluster": "m1", "key": "k", "effect": "NoExecute"}, NO_SPAN
+    )
+
+    def evicted(lazy: bool) -> list[str]:
+        body = "  clusters { names m1, m2 }" + ("\n  activation lazy" if lazy else "")
+        (tmp_path / "p.fr").write_text(f"policy n/p {{\n  select {{ kind Deployment }}\n{body}\n}}\n")
+        timeline = simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [taint])
+        return [e.cluster for e in timeline if e.kind.value == "evicted"]
+
+    assert evicted(lazy=True) == []
+    assert evicted(lazy=False) == ["m1"]
