@@ -494,3 +494,32 @@ def test_the_taint_manager_tolerates_by_the_placement_a_lazy_binding_holds(tmp_p
 
     assert evicted(lazy=True) == []
     assert evicted(lazy=False) == ["m1"]
+
+
+def test_a_held_binding_fails_over_as_its_own_spec_failover_says(tmp_path: Path) -> None:
+    """The failover controllers read the binding's spec.failover (taint_manager.go getPurgeMode), which the
+    detector copies from the policy and, Lazy, did not refresh either: a held binding is evicted with the
+    purge mode it records (Gracefully), not its policy's as it is now (Directly); one that records none
+    has the taint manager's default (Gracefully); an unreadable one, the policy's."""
+    from engine.inputs.events import Event, EventKind
+
+    (tmp_path / "p.fr").write_text(
+        "policy n/p {\n  select { kind Deployment }\n  clusters { names m1 }\n"
+        "  failover cluster {\n    purge Directly\n  }\n  activation lazy\n}\n"
+    )
+    held = rb("a", ["m1", "m2"], applied=False)
+    held["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"clusterAffinity": M1M2})}
+    start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
+    fields = {"cluster": "m1", "key": "k", "effect": "NoExecute"}
+    taint = Event(start + dt.timedelta(minutes=1), EventKind.TAINT, fields, NO_SPAN)
+
+    def purge(failover: Any) -> list[Any]:
+        if failover is not None:
+            held["spec"]["failover"] = failover
+        objects = [cluster_obj("m1"), cluster_obj("m2"), held, workload("a")]
+        timeline = simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [taint])
+        return [e.task.purge_mode for e in timeline if e.task is not None]
+
+    assert purge(None) == ["Gracefully"]
+    assert purge({"cluster": {"purgeMode": "Gracefully"}}) == ["Gracefully"]
+    assert purge({"cluster": "Gracefully"}) == ["Directly"]  # unreadable: the policy's

@@ -182,6 +182,9 @@ class Binding:
     claim: Claim | None = None  # from the workload's metadata, or the binding's when there is no workload
     # what the scheduler compares (shared/spec karmada-reference.md §5.1)
     applied_placement: str = ""  # the policy.karmada.io/applied-placement annotation (JSON)
+    # spec.failover as JSON (None: absent): what the failover controllers read; the detector copies it from
+    # the policy, so it is the policy's but for a binding a Lazy policy's change did not refresh
+    failover: str | None = None
     replica_scheduling: str | None = None  # spec.placement.replicaScheduling.replicaSchedulingType, if set
     reschedule_triggered_at: dt.datetime | None = None
     last_scheduled_time: dt.datetime | None = None

@@ -454,6 +454,7 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         source=source,
         claim=claim_of(labels, annotations),
         applied_placement=annotations.get(APPLIED_PLACEMENT, ""),
+        failover=_as_json(r.mapping(spec["failover"], "spec.failover")) if spec.get("failover") is not None else None,
         replica_scheduling=(
             r.string(scheduling, "replicaSchedulingType", "spec.placement.replicaScheduling") or "Divided"
             if "replicaScheduling" in placement and placement["replicaScheduling"] is not None
@@ -463,6 +464,14 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         last_scheduled_time=r.time(status, "lastScheduledTime", "status"),
         cluster_scoped=cluster_scoped,
     )
+
+
+def _as_json(value: object) -> str:
+    """``value`` as JSON text, kept as read; ``null`` for what JSON cannot hold (a key that is no scalar)."""
+    try:
+        return json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return "null"
 
 
 # The kinds Karmada's default resource interpreter reads replicas of (replica.go); the API server's

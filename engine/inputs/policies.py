@@ -568,8 +568,21 @@ def placement_statements(
     compare with a policy's; None when it is not one. ``source``: where it was read (``FILE:LINE``), for
     the statements' spans."""
     problems: list[Diagnostic] = []
+    stmts = _converter_at(source, problems).placement(dict(placement))
+    return None if any(p.is_error for p in problems) else tuple(stmts)
+
+
+def failover_statements(failover: Mapping[str, Any], source: str) -> tuple[ast.Failover, ...] | None:
+    """A binding's spec.failover (a FailoverBehavior, as a policy's) as `failover` blocks; None when it is
+    not one."""
+    problems: list[Diagnostic] = []
+    stmts = _converter_at(source, problems).failover(dict(failover))
+    return None if any(p.is_error for p in problems) else tuple(stmts)
+
+
+def _converter_at(source: str, problems: list[Diagnostic]) -> _Converter:
+    """A converter whose statements stand at ``source`` (``FILE:LINE``, or a name)."""
     file, _, line = source.rpartition(":")
     converter = _Converter(file if line.isdigit() else source, None, problems)
     converter.default_line = int(line) if line.isdigit() else 0
-    stmts = converter.placement(dict(placement))
-    return None if any(p.is_error for p in problems) else tuple(stmts)
+    return converter

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.inputs.facts import Binding, Cluster
-from engine.inputs.policies import placement_statements
+from engine.inputs.policies import failover_statements, placement_statements
 from engine.syntax import ast
 
 
@@ -177,13 +177,15 @@ def held_placements(
     bindings: Sequence[Binding], choose: Callable[[Binding], ast.Policy | None]
 ) -> dict[str, HeldPlacement]:
     """The bindings Karmada's scheduler places by a placement other than their policy's (lazy activation:
-    ``schedules_with_held_placement``), each with the policy as the scheduler reads it for them: the
-    policy's own statements (selectors, priority, activation, failover, preferred terms) and the placement
-    of the binding's applied-placement annotation, the spec.placement it was scheduled with and still
-    holds. One variant per policy and distinct placement held, numbered in the bindings' order. A binding
-    whose annotation is no placement fleetrules can read keeps its policy (and the warning)."""
+    ``schedules_with_held_placement``), each with the policy as Karmada's scheduler and failover
+    controllers read it for them: the placement of the binding's applied-placement annotation (the
+    spec.placement it was scheduled with and still holds), the binding's own spec.failover (not refreshed
+    either: none when it records none, the policy's when it records one fleetrules cannot read), and the
+    policy's other statements (selectors, priority, activation, preferred terms). One variant per policy, placement and
+    failover held, numbered in the bindings' order. A binding whose annotation is no placement fleetrules
+    can read keeps its policy (and the warning)."""
     out: dict[str, HeldPlacement] = {}
-    variants: dict[tuple[str, str], HeldPlacement | None] = {}
+    variants: dict[tuple[str, str, str | None], HeldPlacement | None] = {}
     count: dict[str, int] = {}
     for binding in bindings:
         if not binding.applied_placement:
@@ -191,7 +193,7 @@ def held_placements(
         policy = choose(binding)
         if policy is None or not schedules_with_held_placement(binding, policy):
             continue
-        key = (policy.name.value, binding.applied_placement)
+        key = (policy.name.value, binding.applied_placement, binding.failover)
         if key not in variants:
             raw = json.loads(binding.applied_placement)  # JSON: schedules_with_held_placement read it
             stmts = placement_statements(raw, binding.source)
@@ -200,12 +202,24 @@ def held_placements(
             else:
                 n = count[policy.name.value] = count.get(policy.name.value, 0) + 1
                 kept = tuple(s for s in policy.statements if not _karmada_placement(s))
+                failover = _held_failover(binding)
+                if failover is not None:
+                    kept = (*(s for s in kept if not isinstance(s, ast.Failover)), *failover)
                 name = replace(policy.name, value=f"{policy.name.value}#held-{n}")
                 variants[key] = HeldPlacement(policy, replace(policy, name=name, statements=(*kept, *stmts)))
         held = variants[key]
         if held is not None:
             out[binding.key] = held
     return out
+
+
+def _held_failover(binding: Binding) -> tuple[ast.Failover, ...] | None:
+    """The binding's spec.failover as `failover` blocks (none: it records none); None when it records
+    one that is not a FailoverBehavior fleetrules can read."""
+    if binding.failover is None:
+        return ()
+    raw = json.loads(binding.failover)
+    return failover_statements(raw, binding.source) if isinstance(raw, dict) else None
 
 
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
