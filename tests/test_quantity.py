@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.kube.quantity import FORMAT_WRONG, SUFFIX_WRONG, milli_value, parse_quantity, value
+from engine.kube.quantity import FORMAT_WRONG, SUFFIX_WRONG, binary_si, milli_value, parse_quantity, value
 
 DATA = Path(__file__).parent / "data" / "quantity"
 INT64_MAX = 2**63 - 1
@@ -95,3 +95,26 @@ def test_quantities_refused(raw: Any, message: str) -> None:
     with pytest.raises(ValueError) as caught:
         parse_quantity(raw)
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("raw", "binary"),
+    [
+        ("4Gi", True),
+        (" 4Gi ", True),
+        ("0Ki", True),
+        ("0.0001Ki", False),
+        ("1.5Ki", True),
+        ("Gi", True),  # no digits: a zero, binary
+        ("4G", False),
+        ("4", False),
+        ("1e3", False),
+        ("x", False),
+        (4, False),
+    ],
+)
+def test_the_binary_si_format(raw: Any, binary: bool) -> None:
+    """ParseQuantity's format: BinarySI for a binary suffix, but DecimalSI for a value strictly between 0
+    and 1 ("This avoids rounding"); Karmada's estimator reads a decimal one's MilliValue, a binary one's
+    Value (general.go quantityAsInt64)."""
+    assert binary_si(raw) is binary

@@ -124,9 +124,16 @@ def _split(text: str) -> tuple[bool, bool, str, str, str]:
 
 
 def binary_si(raw: object) -> bool:
-    """Whether resource.Quantity parses ``raw`` in the BinarySI format (a ``Ki`` … ``Ei`` suffix); a plain
-    number, a decimal suffix or an exponent is DecimalSI / DecimalExponent."""
-    return isinstance(raw, str) and raw.endswith(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+    """Whether resource.Quantity parses ``raw`` in the BinarySI format: a ``Ki`` … ``Ei`` suffix, unless the
+    value lies strictly between 0 and 1 in magnitude (ParseQuantity makes that DecimalSI); a plain number,
+    a decimal suffix or an exponent is DecimalSI / DecimalExponent. False for what is no quantity."""
+    if not isinstance(raw, str) or not raw.strip(_GO_SPACE):
+        return False
+    try:
+        value, binary = _parse(raw.strip(_GO_SPACE))
+    except ValueError:
+        return False
+    return binary and not 0 < abs(value) < 1
 
 
 def as_int64(q: Fraction, binary: bool) -> int:
