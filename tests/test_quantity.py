@@ -19,7 +19,7 @@ INT64_MAX = 2**63 - 1
 
 
 def test_quantities_decode_as_kubernetes_decodes_them() -> None:
-    """The same error, in Kubernetes' words, or the same Value and MilliValue. Where fleetrules departs
+    """The same error, in Kubernetes' words, or the same Value, MilliValue and format. Where fleetrules departs
     (each counted): a decimal quantity of 2^63 or more is refused, as its Value overflows an int64 in
     Kubernetes; a MilliValue past an int64 is exact here, wrapped there; a negative quantity rounds up here,
     and there towards or away from zero depending on how it was parsed (no object Kubernetes validates
@@ -38,6 +38,7 @@ def test_quantities_decode_as_kubernetes_decodes_them() -> None:
                 departures["refused"] += 1
             continue
         assert "error" not in go, (raw, go)
+        assert binary_si(raw) is (go.get("format") == "BinarySI"), raw
         if q < 0:
             departures["negative"] += 1
             continue

@@ -1,7 +1,7 @@
 // Reads a JSON list of quantities as a Kubernetes object holds them (each a JSON string or number) from
 // stdin and prints, for each, what apimachinery's resource.Quantity makes of it when an object is decoded
-// (UnmarshalJSON): an error, or Value() and MilliValue(). This project's file; resource/ and inf/ are
-// assembled by assemble.sh.
+// (UnmarshalJSON): an error, or Value(), MilliValue() and the format. This project's file; resource/
+// and inf/ are assembled by assemble.sh.
 package main
 
 import (
@@ -12,9 +12,10 @@ import (
 )
 
 type result struct {
-	Error string `json:"error,omitempty"`
-	Value *int64 `json:"value,omitempty"`
-	Milli *int64 `json:"milli,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Value  *int64 `json:"value,omitempty"`
+	Milli  *int64 `json:"milli,omitempty"`
+	Format string `json:"format,omitempty"`
 }
 
 func main() {
@@ -30,7 +31,7 @@ func main() {
 			continue
 		}
 		value, milli := q.Value(), q.MilliValue()
-		out = append(out, result{Value: &value, Milli: &milli})
+		out = append(out, result{Value: &value, Milli: &milli, Format: string(q.Format)})
 	}
 	encoder := json.NewEncoder(os.Stdout)
 	encoder.SetIndent("", " ")
