@@ -120,7 +120,9 @@ def _policy_hover(policy: ast.Policy) -> str:
         lines.append("")
         lines.append(
             "Lazy activation: a change of this policy's placement reaches a scheduled workload only when "
-            "the workload itself changes; until then its bindings are settled."
+            "the workload itself changes; until then its bindings are settled, and placed by the placement "
+            "they hold when something else has them scheduled. A workload this policy claims after it "
+            "was created is not propagated until it changes."
         )
     return "\n".join(lines)
 
