@@ -121,8 +121,8 @@ def _policy_hover(policy: ast.Policy) -> str:
         lines.append(
             "Lazy activation: a change of this policy's placement reaches a scheduled workload only when "
             "the workload itself changes; until then its bindings are settled, and placed by the placement "
-            "they hold when something else has them scheduled. A workload this policy claims after it "
-            "was created is not propagated until it changes."
+            "they hold when something else has them scheduled. A workload that existed before this policy "
+            "claimed it is not propagated until it changes."
         )
     return "\n".join(lines)
 
