@@ -557,3 +557,17 @@ def test_without_the_stateful_failover_injection_gate_no_state_is_kept_or_inject
     assert not any(e.get("injectedLabels") for e in timeline)
     assert not any("clustersBeforeFailover" in (e.get("task") or {}) for e in timeline)  # only with state
     assert [e["event"] for e in timeline] == [e["event"] for e in on if e["event"] != "labels"]
+
+
+def test_a_template_client_go_refuses_fails_each_eviction_in_its_words() -> None:
+    """parseJSONValue returns client-go's parse error as it is, and an evaluation's wrapped ("failed to
+    execute jsonpath %q: …"); Karmada admits a policy with such a template (its webhook does not parse it)."""
+    from engine.failover.controllers import Preservation, PreservationError, preserved_state
+
+    status = ClusterStatus("m1", "Unhealthy", {"phase": "Running", "replicas": 2})
+    refused = Preservation((("k", "{ %phase }"),), "p.fr:1")
+    with pytest.raises(PreservationError, match=r"^k: unrecognized character in action: U\+0025 '%'$"):
+        preserved_state(refused, status, "m1")
+    failing = Preservation((("k", "{.items[?(@.replicas==2)]}"),), "p.fr:1")
+    with pytest.raises(PreservationError, match=r'^k: failed to execute jsonpath "\{\.items'):
+        preserved_state(failing, status, "m1")

@@ -113,3 +113,10 @@ def test_floats_and_strings_print_as_go_prints_them() -> None:
 def test_a_float_key_beyond_a_float32_loads_as_infinity() -> None:
     (document,), problems = load_text("1.0e+300: x\n-1.0e+300: y\n", "k.yaml")
     assert problems == [] and document.value == {".inf": "x", "-.inf": "y"}
+
+
+def test_quote_as_strconv_quote() -> None:
+    """fmt's %q of a template in Karmada's "failed to execute jsonpath %q" (strconv.Quote)."""
+    assert gojson.quote('{.a["b"]}') == '"{.a[\\"b\\"]}"'
+    assert gojson.quote("tab\there\\é") == '"tab\\there\\\\é"'
+    assert gojson.quote("\x01\x7f\u00a0\U0001f600\u2028") == '"\\x01\\x7f\\u00a0😀\\u2028"'

@@ -5,11 +5,16 @@ Cases from karmada-reference.md §6.6 (pkg/util/helper/failover_test.go) and S5.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from engine.kube.gojson import quote as go_quote
 from engine.kube.jsonpath import JsonPathError, evaluate, parse
+
+DATA = Path(__file__).parent / "data" / "jsonpath"
 
 STATUS = {"replicas": 2, "health": True}
 LIST = {
@@ -64,10 +69,71 @@ def test_missing_keys_are_errors(template: str, data: Any, message: str) -> None
 
 
 @pytest.mark.parametrize(
-    ("template", "offset"),
-    [("{ %health }", 2), ("{ %replicas }", 2), ("{.a", 0), ("{range .a}x", 1), ("{end}", 1), ("{}", 1), ("{.a[x]}", 4)],
+    ("template", "message", "offset"),
+    [
+        ("{ %health }", "unrecognized character in action: U+0025 '%'", 2),
+        ("x{.a", "unclosed action", 1),
+        ("{.a[x]}", "invalid array index x", 3),
+        ("{.a[}", "unterminated array", 3),
+        ("{.a['b}", "unterminated array", 3),
+        ("{'b}", "unterminated quoted string", 1),
+        ("{.a[?(@.b}", "unterminated filter", 3),
+        ("{.a[1,x]}", "invalid array index x", 3),
+        ("{....a}", "invalid multiple recursive descent", 3),
+        ("{1.2.3}", "cannot parse number 1.2.3", 1),
+    ],
 )
-def test_parse_errors_have_offsets(template: str, offset: int) -> None:
+def test_parse_errors_in_client_gos_words_with_offsets(template: str, message: str, offset: int) -> None:
     with pytest.raises(JsonPathError) as caught:
         parse(template)
-    assert caught.value.offset == offset
+    assert str(caught.value) == message and caught.value.offset == offset
+
+
+@pytest.mark.parametrize("template", ["{range .a}x", "{end}", "{}", "{.}", "{@}", "{..}", "{.a[?(@.b>)]}"])
+def test_what_client_go_parses(template: str) -> None:
+    """Templates client-go accepts, however odd: some fail on any data ({end} outside a range, {.} looks up
+    the empty key), which is an error of the evaluation, not of the template."""
+    parse(template)
+
+
+ORDERED_BY_GO_MAP = ("..", ".*")  # Go iterates maps in a random order there
+
+
+def _words(text: str) -> list[str]:
+    return sorted(text.split(" "))
+
+
+def test_templates_evaluate_as_client_go_evaluates_them() -> None:
+    """tests/data/jsonpath: 493 templates over statuses, and what client-go's JSONPath made of each as
+    Karmada's state preservation runs it (parseJSONValue: a parse error as it is, an evaluation error as
+    "failed to execute jsonpath %q: …"). Where the output depends on Go's random map order, the same
+    results in any order."""
+    cases = json.loads((DATA / "cases.json").read_text())
+    expected = json.loads((DATA / "out.json").read_text())
+    assert len(cases) == len(expected) == 493
+    for case, go in zip(cases, expected, strict=True):
+        template, status = case["template"], case["status"]
+        try:
+            nodes = parse(template)
+        except JsonPathError as exc:
+            assert go == {"error": str(exc)}, template
+            continue
+        try:
+            out = evaluate(nodes, status)
+        except JsonPathError as exc:
+            assert go == {"error": f"failed to execute jsonpath {go_quote(template)}: {exc}"}, template
+            continue
+        assert "out" in go, (template, out, go)
+        if any(marker in template for marker in ORDERED_BY_GO_MAP):
+            assert _words(out) == _words(go["out"]), template
+        else:
+            assert out == go["out"], template
+
+
+def test_a_number_in_a_filter_is_an_int_and_the_datas_a_float64() -> None:
+    """client-go compares with Go's template package, which does not compare an int with a float64."""
+    items = {"items": [{"replicas": 2, "phase": "Running"}]}
+    with pytest.raises(JsonPathError, match="incompatible types for comparison"):
+        evaluate("{.items[?(@.replicas==2)].phase}", items)
+    assert evaluate("{.items[?(@.replicas==2.0)].phase}", items) == "Running"
+    assert evaluate("{.items[?(@.phase=='Running')].replicas}", items) == "2"

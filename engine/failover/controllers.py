@@ -10,7 +10,6 @@ clusters (Works), deleting before creating for ``Directly`` and injecting preser
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -22,6 +21,7 @@ from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, T
 from engine.kube import gojson
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
+from engine.kube.jsonpath import parse as parse_jsonpath
 from engine.kube.validation import label_value_problems
 from engine.results import Entry, EntryKind
 from engine.syntax import ast
@@ -197,11 +197,6 @@ def task_problems(task: EvictionTask) -> list[str]:
     return problems
 
 
-def go_quote(text: str) -> str:
-    """A string as Go's %q shows it (close enough for the printable text of a JSONPath)."""
-    return json.dumps(text, ensure_ascii=False)
-
-
 class PreservationError(Exception):
     """A state preservation rule could not be evaluated: no task is built (Karmada cancels the eviction)."""
 
@@ -218,10 +213,14 @@ def preserved_state(preservation: Preservation, status: ClusterStatus | None, cl
         raise PreservationError(f"failed to unmarshal rawStatus: {exc}") from None
     out = {}
     for alias, path in preservation.rules:
-        try:
-            out[alias] = jsonpath(path, raw)
+        try:  # parseJSONValue: a template client-go refuses, in its words; a failure, wrapped
+            nodes = parse_jsonpath(path)
         except JsonPathError as exc:
-            raise PreservationError(f"{alias}: failed to execute jsonpath {go_quote(path)}: {exc}") from None
+            raise PreservationError(f"{alias}: {exc}") from None
+        try:
+            out[alias] = jsonpath(nodes, raw)
+        except JsonPathError as exc:
+            raise PreservationError(f"{alias}: failed to execute jsonpath {gojson.quote(path)}: {exc}") from None
     return out
 
 

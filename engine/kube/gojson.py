@@ -147,3 +147,29 @@ def fprint(value: Any) -> str:
     if isinstance(value, (int, float)):
         return format_float(float(value))
     return str(value)
+
+
+_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def quote(text: str) -> str:
+    """strconv.Quote (fmt's %q of a string): printable characters as they are, the rest escaped."""
+    out = ['"']
+    for c in text:
+        code = ord(c)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c.isprintable():
+            out.append(c)
+        elif c in _QUOTE_ESCAPES:
+            out.append(_QUOTE_ESCAPES[c])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif 0xD800 <= code < 0xE000:  # no rune: Go has U+FFFD there
+            out.append("\\ufffd")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
