@@ -1,5 +1,5 @@
-// Reads a JSON list of {"template", "status"} cases from stdin and prints, for each, what Karmada's state
-// preservation makes of it (pkg/util/helper/failover.go parseJSONValue, whose calls this repeats): the
+// Reads {"statuses": [...], "cases": [[template, index of a status], ...]} from stdin and prints, for each
+// case, what Karmada's state preservation makes of it (pkg/util/helper/failover.go parseJSONValue, whose calls this repeats): the
 // text client-go's JSONPath prints, or the error. This project's file; jsonpath/ and template/ are
 // client-go's, assembled by assemble.sh.
 package main
@@ -14,8 +14,8 @@ import (
 )
 
 type input struct {
-	Template string          `json:"template"`
-	Status   json.RawMessage `json:"status"`
+	Statuses []json.RawMessage `json:"statuses"`
+	Cases    [][2]any          `json:"cases"`
 }
 
 type result struct {
@@ -41,13 +41,14 @@ func parseJSONValue(rawStatus []byte, jsonPath string) (string, error) {
 }
 
 func main() {
-	var cases []input
-	if err := json.NewDecoder(os.Stdin).Decode(&cases); err != nil {
+	var in input
+	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
 		panic(err)
 	}
-	out := make([]result, 0, len(cases))
-	for _, c := range cases {
-		text, err := parseJSONValue(c.Status, c.Template)
+	out := make([]result, 0, len(in.Cases))
+	for _, c := range in.Cases {
+		template, status := c[0].(string), in.Statuses[int(c[1].(float64))]
+		text, err := parseJSONValue(status, template)
 		if err != nil {
 			out = append(out, result{Error: err.Error()})
 			continue
