@@ -503,22 +503,30 @@ class _Byte(int):
     """A byte of a string, as ``*`` over a string yields them (a uint8)."""
 
 
+def _scalar(value: Any) -> tuple[str, str] | None:
+    """A scalar's Go type and its basicKind (the template package's comparison classes); None otherwise."""
+    if isinstance(value, bool):
+        return "bool", "bool"
+    if isinstance(value, _Byte):
+        return "uint8", "uint"
+    if isinstance(value, int):
+        return "int", "int"
+    if isinstance(value, float):
+        return "float64", "float"
+    if isinstance(value, str):
+        return "string", "string"
+    return None
+
+
 def _go_type(value: Any) -> str:
     if isinstance(value, dict):
         return "map[string]interface {}"
     if isinstance(value, list):
         return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, _Byte):
-        return "uint8"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    raise JsonPathError("reflect: call of reflect.Value.Type on zero Value")
+    scalar = _scalar(value)
+    if scalar is None:
+        raise JsonPathError("reflect: call of reflect.Value.Type on zero Value")
+    return scalar[0]
 
 
 def _go_v(value: Any) -> str:
@@ -552,17 +560,10 @@ _BAD_COMPARISON = "incompatible types for comparison"
 
 def _kind(value: Any) -> str:
     """basicKind."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, _Byte):
-        return "uint"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    raise JsonPathError(_BAD_TYPE)
+    scalar = _scalar(value)
+    if scalar is None:
+        raise JsonPathError(_BAD_TYPE)
+    return scalar[1]
 
 
 def _equal(a: Any, b: Any) -> bool:
