@@ -497,7 +497,13 @@ def test_controller_manager_flags(tmp_path: Path, flags: list[str], evicted: boo
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
-        ("graceful-eviction-timeout=0s", "expected a positive duration"),
+        (
+            "graceful-eviction-timeout=2d",
+            'invalid argument "2d" for "--graceful-eviction-timeout" flag: time: unknown unit "d"',
+        ),
+        ("graceful-eviction-timeout=10", 'time: missing unit in duration "10"'),
+        ("graceful-eviction-timeout=1.5s", "fleetrules counts time in whole seconds"),
+        ("enable-no-execute-taint-eviction=tRuE", "expected true or false"),
         ("no-execute-taint-eviction-purge-mode=Never", "Invalid mode"),
         ("enable-no-execute-taint-eviction=yes", "expected true or false"),
         ("resource-eviction-rate=1", "expected FLAG=VALUE with FLAG one of"),
@@ -514,6 +520,12 @@ def test_graceful_eviction_timeout_flag() -> None:
     from engine.failover.controllers import Controllers
 
     assert Controllers.parse(["--graceful-eviction-timeout=1h30m"]).graceful_eviction_timeout == 5400
+    # time.ParseDuration, as the controller manager reads the flag: fractions of units, zero, negatives
+    assert Controllers.parse(["--graceful-eviction-timeout=1.5h"]).graceful_eviction_timeout == 5400
+    assert Controllers.parse(["--graceful-eviction-timeout=90000ms"]).graceful_eviction_timeout == 90
+    assert Controllers.parse(["--graceful-eviction-timeout=0"]).graceful_eviction_timeout == 0
+    assert Controllers.parse(["--graceful-eviction-timeout=-1m"]).graceful_eviction_timeout == -60
+    assert Controllers.parse(["enable-no-execute-taint-eviction=T"]).no_execute_taint_eviction
 
 
 def test_a_divided_binding_evicted_by_a_taint_is_placed_with_its_replicas() -> None:

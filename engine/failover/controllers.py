@@ -18,14 +18,13 @@ from typing import Any
 
 from engine.compile.policies import tolerations
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint, rfc3339
-from engine.kube import gojson
+from engine.kube import gojson, gotime
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
 from engine.kube.jsonpath import parse as parse_jsonpath
 from engine.kube.validation import label_value_problems
 from engine.results import Entry, EntryKind
 from engine.syntax import ast
-from engine.syntax.parse import parse_duration
 from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
 APP_PRODUCER = "resource-binding-application-failover-controller"
@@ -74,20 +73,24 @@ class Controllers:
             if not sep or flag not in cls.FLAGS:
                 raise ValueError(f"{item!r}: expected FLAG=VALUE with FLAG one of {', '.join(cls.FLAGS)}")
             if flag == "enable-no-execute-taint-eviction":
-                if value.lower() not in ("true", "false"):
+                on = go_bool(value)
+                if on is None:
                     raise ValueError(f"{item!r}: expected true or false")
-                out = replace(out, no_execute_taint_eviction=value.lower() == "true")
+                out = replace(out, no_execute_taint_eviction=on)
             elif flag == "no-execute-taint-eviction-purge-mode":
                 if value not in ("Directly", "Gracefully"):
                     raise ValueError(f'{item!r}: Invalid mode: supported values are "Directly" and "Gracefully"')
                 out = replace(out, taint_purge_mode=value)
             elif flag == "feature-gates":
                 out = out._gates(item, value)
-            else:
-                seconds = parse_duration(value)
-                if seconds is None or seconds <= 0:
-                    raise ValueError(f"{item!r}: expected a positive duration such as 10m or 600s")
-                out = replace(out, graceful_eviction_timeout=seconds)
+            else:  # a duration flag (pflag: time.ParseDuration); Karmada takes zero and negative ones too
+                try:
+                    seconds = gotime.parse_duration(value)
+                except ValueError as exc:
+                    raise ValueError(f'invalid argument "{value}" for "--{flag}" flag: {exc}') from None
+                if seconds.denominator != 1:
+                    raise ValueError(f"{item!r}: fleetrules counts time in whole seconds, and {value} is not")
+                out = replace(out, graceful_eviction_timeout=int(seconds))
         return out
 
     def _gates(self, item: str, value: str) -> Controllers:
@@ -101,7 +104,7 @@ class Controllers:
                     f"{item!r}: expected feature-gates=NAME=true|false with NAME one of {', '.join(self.GATES)} "
                     f"(the gates fleetrules models), or {', '.join(self.ASSUMED)} (evaluated as on)"
                 )
-            on = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}.get(setting.lower())
+            on = go_bool(setting)
             if on is None:
                 raise ValueError(f"{item!r}: invalid value of {gate}: {setting!r}, expected true or false")
             if gate in self.ASSUMED:
@@ -457,6 +460,16 @@ def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
             due, why = taint_eviction(f, cluster, world.now)
             if due is True:
                 yield key, name, False, why
+
+
+def go_bool(text: str) -> bool | None:
+    """strconv.ParseBool, as pflag and component-base read a boolean; None for anything else."""
+    return _GO_BOOLS.get(text)
+
+
+_GO_BOOLS = dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True) | dict.fromkeys(
+    ("0", "f", "F", "FALSE", "false", "False"), False
+)
 
 
 def task_timeout(task: EvictionTask, default: int = GRACEFUL_EVICTION_TIMEOUT) -> int:

@@ -256,7 +256,8 @@ class Simulator:
             for task in binding.eviction_tasks:
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
                     timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
-                    times.append(task.creation_timestamp + dt.timedelta(seconds=timeout + 1))
+                    # a zero or negative timeout (Karmada takes one) ends the task at its next assessment
+                    times.append(task.creation_timestamp + dt.timedelta(seconds=max(timeout, 0) + 1))
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
