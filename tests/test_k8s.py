@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from engine.kube import validation as k8s
@@ -48,3 +50,71 @@ def test_names() -> None:
     assert k8s.dns1123_subdomain_problems("member_1")
     assert k8s.kind_problems("FlinkDeployment") == []
     assert k8s.kind_problems("flink-deployment")
+
+
+# apimachinery's own tables (k8s.io/apimachinery pkg/util/validation/validation_test.go at eed236ce)
+DNS1123_LABEL_GOOD = [
+    "a",
+    "ab",
+    "abc",
+    "a1",
+    "a-1",
+    "a--1--2--b",
+    "0",
+    "01",
+    "012",
+    "1a",
+    "1-a",
+    "1--a--b--2",
+    "a" * 63,
+]
+DNS1123_LABEL_BAD = [
+    *("", "A", "ABC", "aBc", "A1", "A-1", "1-A", "-", "a-", "-a", "1-", "-1"),
+    *("_", "a_", "_a", "a_b", "1_", "_1", "1_2", ".", "a.", ".a", "a.b", "1.", ".1", "1.2"),
+    *(" ", "a ", " a", "a b", "1 ", " 1", "1 2", "a" * 64),
+]
+DNS1123_SUBDOMAIN_GOOD = [
+    *("a", "ab", "abc", "a1", "a-1", "a--1--2--b", "0", "01", "012", "1a", "1-a", "1--a--b--2"),
+    *("a.a", "ab.a", "abc.a", "a1.a", "a-1.a", "a--1--2--b.a", "a.1", "ab.1", "abc.1", "a1.1", "a-1.1"),
+    *("a--1--2--b.1", "0.a", "01.a", "012.a", "1a.a", "1-a.a", "1--a--b--2", "0.1", "01.1", "012.1"),
+    *("1a.1", "1-a.1", "1--a--b--2.1", "a.b.c.d.e", "aa.bb.cc.dd.ee", "1.2.3.4.5", "11.22.33.44.55", "a" * 253),
+]
+DNS1123_SUBDOMAIN_BAD = [
+    *("", "A", "ABC", "aBc", "A1", "A-1", "1-A", "-", "a-", "-a", "1-", "-1"),
+    *("_", "a_", "_a", "a_b", "1_", "_1", "1_2", ".", "a.", ".a", "a..b", "1.", ".1", "1..2"),
+    *(" ", "a ", " a", "a b", "1 ", " 1", "1 2", "A.a", "aB.a", "ab.A", "A1.a", "a1.A"),
+    *("A.1", "aB.1", "A1.1", "1A.1", "0.A", "01.A", "012.A", "1A.a", "1a.A"),
+    *("A.B.C.D.E", "AA.BB.CC.DD.EE", "a.B.c.d.e", "aa.bB.cc.dd.ee"),
+    *("a@b", "a,b", "a_b", "a;b", "a:b", "a%b", "a?b", "a$b", "a" * 254),
+]
+QUALIFIED_NAME_GOOD = [
+    *("simple", "now-with-dashes", "1-starts-with-num", "1234", "simple/simple", "now-with-dashes/simple"),
+    *("now-with-dashes/now-with-dashes", "now.with.dots/simple", "now-with.dashes-and.dots/simple"),
+    *("1-num.2-num/3-num", "1234/5678", "1.2.3.4/5678", "Uppercase_Is_OK_123", "example.com/Uppercase_Is_OK_123"),
+    *("requests.storage-foo", "a" * 63, "a" * 253 + "/" + "b" * 63),
+]
+QUALIFIED_NAME_BAD = [
+    *("nospecialchars%^=@", "cantendwithadash-", "-cantstartwithadash-", "only/one/slash", "Example.com/abc"),
+    *("example_com/abc", "example.com/", "/simple", "a" * 64, "a" * 254 + "/abc"),
+]
+LABEL_VALUE_GOOD = ["simple", "now-with-dashes", "1-starts-with-num", "end-with-num-1", "1234", "a" * 63, ""]
+LABEL_VALUE_BAD = [
+    *("nospecialchars%^=@", "Tama-nui-te-rā.is.Māori.sun", "\\backslashes\\are\\bad", "-starts-with-dash"),
+    *("ends-with-dash-", ".starts.with.dot", "ends.with.dot.", "a" * 64),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "value", "valid"),
+    [(k8s.dns1123_label_problems, v, True) for v in DNS1123_LABEL_GOOD]
+    + [(k8s.dns1123_label_problems, v, False) for v in DNS1123_LABEL_BAD]
+    + [(k8s.dns1123_subdomain_problems, v, True) for v in DNS1123_SUBDOMAIN_GOOD]
+    + [(k8s.dns1123_subdomain_problems, v, False) for v in DNS1123_SUBDOMAIN_BAD]
+    + [(k8s.qualified_name_problems, v, True) for v in QUALIFIED_NAME_GOOD]
+    + [(k8s.qualified_name_problems, v, False) for v in QUALIFIED_NAME_BAD]
+    + [(k8s.label_value_problems, v, True) for v in LABEL_VALUE_GOOD]
+    + [(k8s.label_value_problems, v, False) for v in LABEL_VALUE_BAD],
+)
+def test_apimachinery_tables(check: Any, value: str, valid: bool) -> None:
+    """TestIsDNS1123Label, TestIsDNS1123Subdomain, TestIsQualifiedName, TestIsValidLabelValue."""
+    assert (check(value) == []) is valid
