@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,14 @@ def test_unknown_fields_are_warnings_not_silence(tmp_path: Path) -> None:
 def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such file or directory"):
         load_facts([tmp_path / "nope"])
+
+
+def test_an_annotation_key_is_checked_lowercased_and_a_label_key_as_it_is() -> None:
+    """ValidateAnnotations checks IsQualifiedName(strings.ToLower(key)): an annotation's case does not
+    matter; ValidateLabels checks a label key as it is (a prefix is a lowercase DNS subdomain)."""
+    meta: dict[str, Any] = {"name": "w", "namespace": "n", "annotations": {"Example.com/Owner": "team"}}
+    facts = load_facts(objects=[{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta}])
+    assert facts.workloads[0].annotations == {"Example.com/Owner": "team"}
+    meta = {"name": "w", "namespace": "n", "labels": {"Example.com/owner": "team"}}
+    with pytest.raises(FactError, match="prefix part"):
+        load_facts(objects=[{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta}])

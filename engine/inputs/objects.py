@@ -561,7 +561,9 @@ def _check_metadata(r: _Reader, kind: str, meta: Mapping[str, Any]) -> None:
         if not isinstance(entries, Mapping):
             continue
         for key, value in entries.items():
-            invalid(f"metadata.{field}", str(key), k8s.qualified_name_problems(str(key)))
+            # an annotation's key is checked lowercased: its case does not matter (ValidateAnnotations)
+            checked = str(key) if values else str(key).lower()
+            invalid(f"metadata.{field}", str(key), k8s.qualified_name_problems(checked))
             if values and isinstance(value, str):
                 invalid(f"metadata.{field}", value, k8s.label_value_problems(value))
     namespace = meta.get("namespace")
