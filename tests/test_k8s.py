@@ -23,8 +23,8 @@ def test_valid_label_keys(key: str) -> None:
         ("example.com/", "name part must be non-empty"),
         ("/name", "prefix part must be non-empty"),
         ("-bad", "must start and end with an alphanumeric"),
-        ("x" * 64, "no more than 63 characters"),
-        ("Example.com/x", "prefix part: a lowercase RFC 1123 subdomain"),
+        ("x" * 64, "name part must be no more than 63 bytes"),
+        ("Example.com/x", "prefix part a lowercase RFC 1123 subdomain"),
         ("a b", "must consist of alphanumeric"),
     ],
 )
@@ -118,3 +118,20 @@ LABEL_VALUE_BAD = [
 def test_apimachinery_tables(check: Any, value: str, valid: bool) -> None:
     """TestIsDNS1123Label, TestIsDNS1123Subdomain, TestIsQualifiedName, TestIsValidLabelValue."""
     assert (check(value) == []) is valid
+
+
+def test_messages_in_apimachinerys_words() -> None:
+    """As the API server words them (apimachinery v0.36.2, Karmada's), examples and regex included."""
+    assert k8s.label_value_problems("no way") == [
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+        "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+    ]
+    assert k8s.dns1123_label_problems("a.b") == ["must not contain dots"]
+    assert k8s.dns1123_subdomain_problems("a" * 254) == ["must be no more than 253 characters"]
+    assert k8s.label_value_problems("é" * 32) == [  # 64 bytes
+        "must be no more than 63 bytes",
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+        "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    ]

@@ -1,7 +1,8 @@
-"""Kubernetes name and label validation (k8s.io/apimachinery/pkg/util/validation).
+"""Kubernetes name and label validation (k8s.io/apimachinery/pkg/util/validation and
+pkg/api/validate/content).
 
-Each function returns the list of problems, empty when the value is valid, worded like the
-apimachinery messages so that users recognise them.
+Each function returns the list of problems, empty when the value is valid, in apimachinery's own words
+(checked in tests/test_k8s.py, with apimachinery's own tables).
 """
 
 from __future__ import annotations
@@ -12,32 +13,66 @@ import re
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# k8s.io/apimachinery v0.36.2 (Karmada's): label keys and values by pkg/api/validate/content (lengths in
+# bytes), DNS names by pkg/util/validation (lengths in characters), each message with its examples
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = f"({_LABEL_KEY_FMT})?"
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_LABEL_KEY = re.compile(_LABEL_KEY_FMT)
+_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
+_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
 _KIND = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+_LABEL_KEY_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start "
+    "and end with an alphanumeric character"
+)
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character"
+)
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+    "and end with an alphanumeric character"
+)
+
+
+def regex_error(message: str, fmt: str, *examples: str) -> str:
+    """RegexError: the message, its examples and the regex (its double space included)."""
+    if not examples:
+        return f"{message} (regex used for validation is '{fmt}')"
+    return message + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
+
+
+def _too_long(value: str, limit: int, unit: str) -> list[str]:
+    size = len(value.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(value)
+    return [f"must be no more than {limit} {unit}"] if size > limit else []
 
 
 def qualified_name_problems(value: str) -> list[str]:
-    """IsQualifiedName: ``[prefix/]name``, the syntax of label keys."""
+    """IsQualifiedName (content.IsLabelKey): ``[prefix/]name``, the syntax of label and annotation keys."""
     problems: list[str] = []
-    prefix, slash, name = value.rpartition("/")
-    if slash:
-        if not prefix:
+    parts = value.split("/")
+    if len(parts) > 2:
+        key = regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+        return [f"a valid label key {key} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    name = parts[-1]
+    if len(parts) == 2:
+        if not parts[0]:
             problems.append("prefix part must be non-empty")
         else:
-            problems += [f"prefix part: {p}" for p in dns1123_subdomain_problems(prefix)]
+            problems += [f"prefix part {p}" for p in _subdomain_problems(parts[0], "bytes")]
     if not name:
         problems.append("name part must be non-empty")
     else:
-        if len(name) > 63:
-            problems.append("name part must be no more than 63 characters")
-        if not _QUALIFIED_NAME.fullmatch(name):
-            problems.append(
-                "name part must consist of alphanumeric characters, '-', '_' or '.', "
-                "and must start and end with an alphanumeric character"
-            )
+        problems += [f"name part {p}" for p in _too_long(name, 63, "bytes")]
+    if not _LABEL_KEY.fullmatch(name):
+        problems.append("name part " + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
     return problems
 
 
@@ -45,38 +80,33 @@ label_key_problems = qualified_name_problems
 
 
 def label_value_problems(value: str) -> list[str]:
-    problems: list[str] = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
+    """IsValidLabelValue (content.IsLabelValue)."""
+    problems = _too_long(value, 63, "bytes")
     if not _LABEL_VALUE.fullmatch(value):
-        problems.append(
-            "a valid label value must be an empty string or consist of alphanumeric characters, "
-            "'-', '_' or '.', and must start and end with an alphanumeric character"
-        )
+        problems.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return problems
+
+
+def _subdomain_problems(value: str, unit: str) -> list[str]:
+    problems = _too_long(value, 253, unit)
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+        problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return problems
 
 
 def dns1123_subdomain_problems(value: str) -> list[str]:
-    problems: list[str] = []
-    if len(value) > 253:
-        problems.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        problems.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character"
-        )
-    return problems
+    """IsDNS1123Subdomain."""
+    return _subdomain_problems(value, "characters")
 
 
 def dns1123_label_problems(value: str) -> list[str]:
-    problems: list[str] = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
+    """IsDNS1123Label: "must not contain dots" for a valid subdomain that is no label."""
+    problems = _too_long(value, 63, "characters")
     if not _DNS1123_LABEL.fullmatch(value):
-        problems.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-            "and must start and end with an alphanumeric character"
-        )
+        if _DNS1123_SUBDOMAIN.fullmatch(value):
+            problems.append("must not contain dots")
+        else:
+            problems.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return problems
 
 
