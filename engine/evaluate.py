@@ -37,9 +37,10 @@ def scheduler_for(
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
+    # one policy choice for the held placements and the scheduler (among these policies, not the variants)
+    chooser = PolicyChooser(policies, controllers.policy_preemption, share=not reference)
     holding: dict[str, HeldPlacement] = {}
     if held and any(p.lazy for p in policies):
-        chooser = PolicyChooser(policies, controllers.policy_preemption)
         holding = held_placements(facts.bindings, lambda b: chooser.choose(b).policy)
     variants = {h.variant.name.value: h.variant for h in holding.values()}
     policies += tuple(variants[name] for name in sorted(variants))
@@ -47,7 +48,7 @@ def scheduler_for(
         program(policies, tuple(rules.rules), reference),
         policies,
         facts,
-        controllers.policy_preemption,
+        chooser,
         share=not reference,
         workload_affinity=controllers.workload_affinity,
         held=holding,

@@ -74,7 +74,7 @@ class Scheduler:
         program: Program,
         policies: Sequence[ast.Policy],
         facts: Facts,
-        preemption: bool = False,
+        chooser: PolicyChooser,
         share: bool = True,
         workload_affinity: bool = True,
         held: Mapping[str, HeldPlacement] | None = None,
@@ -86,12 +86,11 @@ class Scheduler:
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
-        self.preemption = preemption  # the PolicyPreemption feature gate
+        # the policy choice among the evaluated policies (with the PolicyPreemption gate's setting)
+        self.chooser = chooser
         # binding key → the policy as the scheduler reads it for a binding that holds an older placement
         # (lazy activation); its variant is among ``policies``, and chosen for no other binding
         self.held: Mapping[str, HeldPlacement] = held or {}
-        variants = {h.variant.name.value for h in self.held.values()}
-        self.chooser = PolicyChooser([p for p in policies if p.name.value not in variants], preemption, share)
         self._shown = {h.variant.name.value: h.policy.name.value for h in self.held.values()}
         self.compiled = program.compiled
         self.symbols = program.compiled.symbols
@@ -709,7 +708,7 @@ class Scheduler:
                 "APIEnablement filter places nothing new on a cluster whose APIs it does not know"
             )
             out.append(warning(message, subject="clusters"))
-        if not self.preemption:
+        if not self.chooser.preemption:
             for policy in self.chooser.policies:
                 for stmt in policy.of_type(ast.Preemption):
                     if isinstance(stmt, ast.Preemption) and stmt.mode.value == "always":
