@@ -53,6 +53,12 @@ class Diagnostic:
         return (span.file, span.line, span.column, self.message)
 
 
+def file_line(where: str) -> tuple[str, int]:
+    """A ``FILE:LINE`` place (a fact's source) as its file and line; the whole text and 0 without a line."""
+    file, _, line = where.rpartition(":")
+    return (file, int(line)) if line.isdigit() else (where, 0)
+
+
 def error(message: str, span: Span | None = None, subject: str | None = None) -> Diagnostic:
     return Diagnostic(Severity.ERROR, message, span, subject)
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import Diagnostic, Span, error, warning
+from engine.errors import Diagnostic, Span, error, file_line, warning
 from engine.inputs.yaml import Marks, load_text
 from engine.syntax import ast
 
@@ -582,7 +582,7 @@ def failover_statements(failover: Mapping[str, Any], source: str) -> tuple[ast.F
 
 def _converter_at(source: str, problems: list[Diagnostic]) -> _Converter:
     """A converter whose statements stand at ``source`` (``FILE:LINE``, or a name)."""
-    file, _, line = source.rpartition(":")
-    converter = _Converter(file if line.isdigit() else source, None, problems)
-    converter.default_line = int(line) if line.isdigit() else 0
+    file, line = file_line(source)
+    converter = _Converter(file, None, problems)
+    converter.default_line = line
     return converter

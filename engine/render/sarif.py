@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import Diagnostic, Span
+from engine.errors import Diagnostic, Span, file_line
 from engine.render.diff import clusters_text
 from engine.review.diff import Diff
 from engine.review.testing import Report
@@ -38,8 +38,8 @@ def _location(where: str | Span) -> dict[str, Any]:
                 region |= {"endLine": where.end_line, "endColumn": max(where.end_column, 1)}
         physical: dict[str, Any] = {"artifactLocation": {"uri": where.file}}
     else:
-        path, _, line = where.rpartition(":")
-        region = {"startLine": int(line)} if line.isdigit() and int(line) > 0 else {}
+        path, line = file_line(where)
+        region = {"startLine": line} if line > 0 else {}
         physical = {"artifactLocation": {"uri": path if region else where}}
     if region:
         physical["region"] = region
