@@ -27,9 +27,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -41,6 +42,8 @@ from engine.evaluate import scheduler_for
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event, EventKind
 from engine.results import Placement
+
+T = TypeVar("T")
 
 RULES = """policy fleet {
   select { kind Deployment }
@@ -177,6 +180,16 @@ def floor(facts: Facts, objects: list[dict[str, Any]]) -> dict[str, list[str]]:
     return {p.binding: list(p.clusters) for p in out}
 
 
+def best_of_three(run: Callable[[], T]) -> tuple[T, float]:
+    """What ``run`` returns, and its fastest time of three runs, in seconds."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        out = run()
+        times.append(time.perf_counter() - t0)
+    return out, min(times)
+
+
 def measure(clusters: int, bindings: int) -> dict[str, Any]:
     """Runs in a fresh process (so peak RSS is this size's)."""
     objects = fleet(clusters, bindings)
@@ -205,16 +218,10 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
     t4 = time.perf_counter()
     evaluate(rules, facts)  # again, warm (as the baseline's best of three is): the time per binding
     warm = time.perf_counter() - t4
-    timings = []
-    for _ in range(3):
-        b0 = time.perf_counter()
-        expected = baseline(objects)
-        timings.append(time.perf_counter() - b0)
-    floors = []
-    for _ in range(3):
-        f0 = time.perf_counter()
-        assert floor(facts, objects) == expected
-        floors.append(time.perf_counter() - f0)
+    expected, baseline_s = best_of_three(lambda: baseline(objects))
+    floor_placements, floor_s = best_of_three(lambda: floor(facts, objects))
+    assert floor_placements == expected
+    base = max(baseline_s, 1e-9)
     actual = {p.binding: list(p.clusters) for p in result.placements}
     del result
     return {
@@ -225,11 +232,11 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
         "load_json_s": json_s,
         "eval_s": t3 - t2,
         "decisions_per_s": bindings / (t3 - t2),
-        "baseline_s": min(timings),
-        "ratio": (t3 - t2) / max(min(timings), 1e-9),
-        "floor_ratio": min(floors) / max(min(timings), 1e-9),
+        "baseline_s": baseline_s,
+        "ratio": (t3 - t2) / base,
+        "floor_ratio": floor_s / base,
         "warm_s": warm,
-        "warm_ratio": warm / max(min(timings), 1e-9),
+        "warm_ratio": warm / base,
         "us_per_binding": 1e6 * warm / bindings,
         "peak_rss_mib": rss,
         "incremental_ms": 1000 * incremental(rules, facts),
