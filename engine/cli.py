@@ -21,7 +21,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,17 @@ import click
 
 from engine.check.rules import load_rule_set
 from engine.collector import THRESHOLDS
-from engine.errors import Diagnostic, FleetrulesError, RuleError, UsageError, did_you_mean, printable, render, warning
+from engine.errors import (
+    Diagnostic,
+    FleetrulesError,
+    RuleError,
+    Span,
+    UsageError,
+    did_you_mean,
+    printable,
+    render,
+    warning,
+)
 from engine.evaluate import evaluate, evaluation_time
 from engine.evaluate import simulate as run_simulation
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
@@ -37,7 +47,7 @@ from engine.inputs.events import Event, load_events
 from engine.inputs.facts import Facts, rfc3339
 from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
 from engine.inputs.objects import load_facts
-from engine.inputs.rules import RuleSet
+from engine.inputs.rules import POLICY_SUFFIXES, RuleSet
 from engine.render.diff import to_json as diff_json
 from engine.render.diff import to_markdown as diff_markdown
 from engine.render.diff import to_text as diff_text
@@ -48,7 +58,7 @@ from engine.render.resilience import to_json as resilience_json
 from engine.render.resilience import to_markdown as resilience_markdown
 from engine.render.resilience import to_sarif as resilience_sarif
 from engine.render.resilience import to_text as resilience_text
-from engine.render.results import explain_text, to_json, to_text, to_yaml
+from engine.render.results import explain_text, json_chunks, jsonl_chunks, text_chunks, yaml_chunks
 from engine.render.sarif import check_sarif, diff_sarif, test_sarif
 from engine.render.tests import junit
 from engine.render.tests import text as test_text
@@ -342,9 +352,22 @@ def _now(value: str | None) -> dt.datetime | None:
     return evaluation_time(value, "--now")
 
 
-def _rules(paths: Sequence[str]) -> RuleSet:
-    """The rule set under ``paths``; its errors raise, its warnings go to stderr."""
-    rule_set, diagnostics = load_rule_set(paths, version=_version())
+def _rules(paths: Sequence[str], snapshot: Facts | None = None) -> RuleSet:
+    """The rule set under ``paths``; its errors raise, its warnings go to stderr. ``snapshot``: the facts
+    read from the snapshot files named among ``paths``, whose policies are taken from there (read once)."""
+    extra: list[File] = []
+    sources: dict[str, str] = {}
+    if snapshot is not None:
+        named = [p for p in paths if _is_snapshot(p)]
+        paths = [p for p in paths if not _is_snapshot(p)]
+        for path in named:
+            shown = display_path(Path(path))
+            own = tuple(p for p in snapshot.policies if p.span.file == shown)
+            extra.append(File(path=shown, items=own, span=Span(shown, 1, 1, 1, 1)))
+            with contextlib.suppress(OSError, UnicodeDecodeError):  # for the snippets of its diagnostics
+                sources[shown] = Path(path).read_text(encoding="utf-8-sig")
+    rule_set, diagnostics = load_rule_set(paths, extra, version=_version())
+    rule_set.sources.update(sources)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise RuleError(errors, rule_set.sources)
@@ -368,14 +391,28 @@ def _facts(facts: Sequence[str], rules: Sequence[str]) -> Facts:
     return load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
 
 
+def _is_snapshot(path: str) -> bool:
+    """A YAML or JSON file named among the rules: a snapshot, its policies the rules and the rest the facts."""
+    return Path(path).suffix in POLICY_SUFFIXES and Path(path).is_file()
+
+
+def _inputs(rules: Sequence[str], facts: Sequence[str]) -> tuple[RuleSet, Facts]:
+    """The rule set and the facts. Without --facts, a snapshot named among the rules is read once, as the
+    facts, and its policies (the facts' own) are checked as rules."""
+    if facts or not any(_is_snapshot(p) for p in rules):
+        return _rules(rules), _facts(facts, rules)
+    loaded = _facts(facts, rules)
+    return _rules(rules, loaded), loaded
+
+
 def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
-    rule_set = _rules(rules)
+    rule_set, loaded = _inputs(rules, facts)
     when, all_ = _now(now), reschedule == "all"
-    loaded, flags = _facts(facts, rules), _controller_flags()
+    flags = _controller_flags()
     with _progress(_worth_a_bar(loaded, len(loaded.bindings)), "bindings") as progress:
         result = evaluate(rule_set, loaded, when, all_, flags, _reference(), progress)
     for d in result.warnings:
-        _warn(d)
+        _warn(d, rule_set.sources)
     return result
 
 
@@ -387,8 +424,9 @@ _REPORT = click.option(
 )
 
 
-def _write_report(path: str | None, html: str) -> None:
-    """The report written whole or not at all: to a temporary file beside it, then renamed."""
+def _write_report(path: str | None, html: Callable[[], str]) -> None:
+    """The report (``html`` makes it, only when asked for) written whole or not at all: to a temporary file
+    beside it, then renamed."""
     if path is None:
         return
     target = Path(path)
@@ -397,7 +435,7 @@ def _write_report(path: str | None, html: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(html)
+            handle.write(html())
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
@@ -430,24 +468,63 @@ _RESCHEDULE = click.option(
 )
 
 
+_REJECTIONS = click.option(
+    "--rejections",
+    type=click.Choice(["summary", "all"]),
+    default="summary",
+    show_default=True,
+    help="summary: per binding, the rejected clusters counted by reason with the first few names (as Karmada's "
+    "FitError counts them) and the best feasible clusters. all: also every rejected cluster with its rule and "
+    "source line, and every feasible cluster with its score.",
+)
+# eval's output formats: each writes a Result one binding at a time
+_WRITERS: dict[str, Callable[[Result, bool], Iterator[str]]] = {
+    "text": text_chunks,
+    "json": json_chunks,
+    "jsonl": jsonl_chunks,
+    "yaml": yaml_chunks,
+}
+
+
+def _stream(chunks: Iterable[str]) -> None:
+    """Write ``chunks`` to stdout as they come (escaped as ``_say`` escapes), in pieces of about 64 KiB."""
+    out = sys.stdout
+    pending: list[str] = []
+    size = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= 65536:
+            out.write(printable("".join(pending)))
+            pending, size = [], 0
+    out.write(printable("".join(pending)))
+
+
 @main.command("eval")
 @click.argument("rules", nargs=-1, required=True, type=click.Path())
 @_FACTS
 @_NOW
 @_RESCHEDULE
-@click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Choice(list(_WRITERS)), default="text", show_default=True)
+@_REJECTIONS
 @_REPORT
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
 @_guarded
 def eval_command(
-    rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, output: str, report_path: str | None
+    rules: Sequence[str],
+    facts: Sequence[str],
+    now: str | None,
+    reschedule: str,
+    output: str,
+    rejections: str,
+    report_path: str | None,
 ) -> None:
     """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
     result = _evaluate(rules, facts, now, reschedule)
-    _write_report(report_path, report_html(_package_version(), result=result))
-    _say({"json": to_json, "yaml": to_yaml, "text": to_text}[output](result), nl=False)
+    _write_report(report_path, lambda: report_html(_package_version(), result=result))
+    _stream(_WRITERS[output](result, rejections == "all"))
 
 
 @main.command()
@@ -510,15 +587,14 @@ def convert(paths: Sequence[str], target: str) -> None:
 @_guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str, report_path: str | None) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
-    rule_set = _rules(rules)
+    rule_set, loaded = _inputs(rules, facts)
     start, timeline = _events(events)
-    loaded = _facts(facts, rules)
     for d in loaded.warnings:
         _warn(d)
     with _progress(_worth_a_bar(loaded, len(timeline) + 1), "steps") as progress:
         entries = run_simulation(rule_set, loaded, start, timeline, _warn, _controller_flags(), _reference(), progress)
     initial = {b.key: b.cluster_names for b in loaded.bindings}
-    _write_report(report_path, report_html(_package_version(), timeline=(entries, start, initial)))
+    _write_report(report_path, lambda: report_html(_package_version(), timeline=(entries, start, initial)))
     if output == "json":
         _say(json.dumps({"start": rfc3339(start), "timeline": [e.data() for e in entries]}, indent=2))
     else:
@@ -614,7 +690,7 @@ def diff_command(
     if base_ref:
         text = text.replace(f"{tmp}/", f"{base_ref}:")
     _write_report(
-        report_path, report_html(_package_version(), result=new, diff=result, title="fleetrules: policy change")
+        report_path, lambda: report_html(_package_version(), result=new, diff=result, title="fleetrules: policy change")
     )
     _say(text, nl=False)
     if any(result.count(g) for g in gates):
@@ -712,7 +788,7 @@ def resilience(
     gates = _gates(fail_on, RESILIENCE_GATES)
     if base and base_ref:
         raise UsageError("--base and --base-ref: give one of them")
-    rule_set, loaded = _rules(rules), _facts(facts, rules)
+    rule_set, loaded = _inputs(rules, facts)
     chosen = list(failures) or ["no-execute"]
     if "no-execute" in chosen and not _controller_flags().taint_manager:
         _warn(
@@ -732,7 +808,7 @@ def resilience(
             return sweep(rule_set, loaded, plan, _controller_flags(), workers, address, progress, _reference())
 
     new = run(rule_set, "scenarios")
-    _write_report(report_path, report_html(_package_version(), resilience=new, title="fleetrules: resilience"))
+    _write_report(report_path, lambda: report_html(_package_version(), resilience=new, title="fleetrules: resilience"))
     old: list[Impact] | None = None
     if base or base_ref:
         with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
@@ -805,7 +881,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML page: the placement matrix, the failover timeline (--events) and the
     change from older rules (--base), to look at rather than read."""
-    rule_set, loaded = _rules(rules), _facts(facts, rules)
+    rule_set, loaded = _inputs(rules, facts)
     result = evaluate(rule_set, loaded, _now(now), reschedule == "all", _controller_flags(), reference=_reference())
     timeline = None
     if events is not None:
@@ -818,7 +894,7 @@ def report(
             _rules(base), loaded, _now(now), reschedule == "all", _controller_flags(), reference=_reference()
         )
         changes = compare(old, result, 0)
-    _write_report(report_path, report_html(_package_version(), result, timeline, changes))
+    _write_report(report_path, lambda: report_html(_package_version(), result, timeline, changes))
     _say(f"wrote {report_path}", err=True)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -133,21 +134,19 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 
 _BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C}
+# what ``printable`` escapes: C0 controls but tab and newline, DEL and C1 controls, surrogates, bidi overrides
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff" + "".join(re.escape(chr(c)) for c in sorted(_BIDI)) + "]"
+)
 
 
 def printable(text: str) -> str:
     """``text`` safe for a terminal: control characters (but newline and tab), lone surrogates and
-    bidirectional overrides written as ``\\uXXXX`` escapes (valid inside JSON strings as well)."""
-    if text.isprintable():
+    bidirectional overrides written as ``\\uXXXX`` escapes (valid inside JSON strings as well). One regular
+    expression scan: the output of a fleet is tens of megabytes."""
+    if text.isprintable() or _UNSAFE.search(text) is None:
         return text
-    out = []
-    for char in text:
-        code = ord(char)
-        if char in "\n\t" or not (code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or code in _BIDI):
-            out.append(char)
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def expect(name: str, value: object, kind: type | tuple[type, ...], what: str) -> None:

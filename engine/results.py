@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import Diagnostic
 from engine.inputs.facts import EvictionTask, rfc3339, task_data
@@ -25,6 +26,63 @@ class Reason:
     message: str
     # the scheduler's words for the filter that failed, as its unschedulable message counts them
     summary: str = field(default="", compare=False)
+
+
+# how many cluster names a summary line shows before "and N more"
+SHOWN_NAMES = 3
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One line of a placement's rejections as Karmada's FitError counts them: a reason, how many clusters
+    it rejected, and the first of them by name (at most ``SHOWN_NAMES``, unless asked for more)."""
+
+    reason: Reason
+    count: int
+    clusters: tuple[str, ...]
+
+
+@runtime_checkable
+class Summarized(Protocol):
+    """Rejections that know their summary without being walked cluster by cluster (engine.schedule.views):
+    a placement's rejections are shared by every binding of its policy."""
+
+    def summary(self, names: int) -> tuple[Rejection, ...]: ...
+
+    def histogram(self) -> Counter[str]: ...
+
+
+def summarize(rejected: Mapping[str, tuple[Reason, ...]], names: int = SHOWN_NAMES) -> tuple[Rejection, ...]:
+    """``rejected`` by reason: each reason with its count of clusters and the first ``names`` of them by
+    name, the most frequent reason first (then by rule, source and message)."""
+    if isinstance(rejected, Summarized):
+        return rejected.summary(names)
+    return rejections_of(rejected.items(), names)
+
+
+def rejections_of(items: Iterable[tuple[str, tuple[Reason, ...]]], names: int) -> tuple[Rejection, ...]:
+    """The summary of (cluster, reasons) pairs, walked once."""
+    counts: Counter[Reason] = Counter()
+    first: dict[Reason, list[str]] = {}
+    for cluster, reasons in items:
+        for reason in reasons:
+            counts[reason] += 1
+            shown = first.setdefault(reason, [])
+            if len(shown) < names:
+                shown.append(cluster)
+    return order(Rejection(r, n, tuple(sorted(first[r]))) for r, n in counts.items())
+
+
+def order(rejections: Iterable[Rejection]) -> tuple[Rejection, ...]:
+    """Rejections as summaries list them: the most frequent first, then by rule, source and message."""
+    return tuple(sorted(rejections, key=lambda x: (-x.count, x.reason.rule, x.reason.source, x.reason.message)))
+
+
+def histogram(rejected: Mapping[str, tuple[Reason, ...]]) -> Counter[str]:
+    """FitError's histogram: each rejected cluster counted once, by its first reason's words."""
+    if isinstance(rejected, Summarized):
+        return rejected.histogram()
+    return Counter(reasons[0].summary or reasons[0].message for reasons in rejected.values() if reasons)
 
 
 @dataclass(frozen=True)

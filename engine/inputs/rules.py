@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import Diagnostic, Severity, Span, error, warning
-from engine.inputs.files import Paths, display_path, expand, path_list, read_source
+from engine.inputs.files import MAX_FILE_BYTES, Paths, display_path, expand, path_list, read_source
 from engine.inputs.policies import policy_file
+from engine.inputs.yaml import MAX_BYTES
 from engine.syntax import ast
 from engine.syntax.parse import parse_partial
 
 # Karmada PropagationPolicy files are rule files too when named explicitly (directories give *.fr only).
 POLICY_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_INCLUDE_DEPTH = 16
-# limits of a whole rule set, over every file and include (a file alone is limited to MAX_FILE_BYTES)
+# limits of a whole rule set, over every rule file and include (a file alone is limited to MAX_FILE_BYTES)
 MAX_FILES = 1_000
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 MAX_ITEMS = 2_000  # rules and policies
@@ -75,15 +76,18 @@ class _Loader:
             self._over(f"the rule set has more than {MAX_FILES:,} files", at, shown)
             return
         self.files[key] = None
-        text = self.overrides[key] if key in self.overrides else read_source(path, shown, self.diagnostics, at)
+        # a YAML file is a snapshot (its policies are the rules): limited as fact files are, apart from the rules
+        snapshot = path.suffix in POLICY_SUFFIXES
+        limit = MAX_BYTES if snapshot else MAX_FILE_BYTES
+        text = self.overrides[key] if key in self.overrides else read_source(path, shown, self.diagnostics, at, limit)
         if text is None:
             return
-        self.total_bytes += len(text.encode("utf-8"))
+        self.total_bytes += 0 if snapshot else len(text.encode("utf-8"))
         if self.total_bytes > MAX_TOTAL_BYTES:
             self._over(f"the rule set is larger than {MAX_TOTAL_BYTES:,} bytes over all its files", at, shown)
             return
         self.sources[shown] = text
-        if path.suffix in POLICY_SUFFIXES:
+        if snapshot:
             tree, syntax = policy_file(shown, text)
         else:
             tree, syntax = parse_partial(text, shown)

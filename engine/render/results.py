@@ -3,8 +3,9 @@ NS/NAME, clusters by name, reasons by rule, source and message."""
 
 from __future__ import annotations
 
+import heapq
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -12,11 +13,19 @@ import yaml
 from engine.errors import expect
 from engine.inputs.facts import rfc3339, task_data
 from engine.render.timeline import show
-from engine.results import BindingState, Eviction, Explanation, Placement, Result
+from engine.results import BindingState, Eviction, Explanation, Placement, Reason, Result, summarize
 from engine.schedule.reschedule import SETTLED
 
+# the version of the JSON and YAML shape of `eval`'s output (docs/output.md)
+SCHEMA_VERSION = 2
+# how many feasible clusters a summary shows, the best first
+SHOWN_FEASIBLE = 5
 
-def placement_data(p: Placement) -> dict[str, Any]:
+
+def placement_data(p: Placement, every_cluster: bool = False) -> dict[str, Any]:
+    """A placement as JSON and YAML show it (docs/output.md): sized by the binding, whatever the number of
+    clusters: the feasible and rejected clusters counted and summarised; ``every_cluster`` adds every
+    feasible cluster with its score and every rejected cluster with its reasons."""
     data: dict[str, Any] = {
         "binding": p.binding,
         "policy": p.policy,
@@ -26,14 +35,17 @@ def placement_data(p: Placement) -> dict[str, Any]:
         data["replicas"] = {c: p.replicas.get(c, 0) for c in p.clusters}
     if p.components:
         data["components"] = [{"name": name, "replicas": n} for name, n in p.components]
-    data |= {
-        "feasible": list(p.feasible),
-        "scores": dict(p.scores),
-        "rejected": {
-            c: [{"rule": r.rule, "source": r.source, "message": r.message} for r in rs] for c, rs in p.rejected.items()
-        },
-        "unschedulable": p.unschedulable,
-    }
+    feasible: dict[str, Any] = {"count": len(p.feasible)}
+    feasible["best"] = [{"cluster": c, "score": p.scores.get(c, 0)} for c in best(p, SHOWN_FEASIBLE)]
+    if every_cluster:
+        feasible["scores"] = {c: p.scores.get(c, 0) for c in p.feasible}
+    rejected: dict[str, Any] = {"count": len(p.rejected)}
+    rejected["reasons"] = [
+        {**_reason_data(r.reason), "count": r.count, "clusters": list(r.clusters)} for r in summarize(p.rejected)
+    ]
+    if every_cluster:
+        rejected["clusters"] = {c: [_reason_data(r) for r in rs] for c, rs in p.rejected.items()}
+    data |= {"feasible": feasible, "rejected": rejected, "unschedulable": p.unschedulable}
     if p.message:
         data["message"] = p.message
     data["previous"] = list(p.previous)
@@ -46,6 +58,18 @@ def placement_data(p: Placement) -> dict[str, Any]:
     if p.at_now is not None:
         data["atNow"] = p.at_now.data()
     return data
+
+
+def _reason_data(r: Reason) -> dict[str, str]:
+    return {"rule": r.rule, "source": r.source, "message": r.message}
+
+
+def best(p: Placement, count: int) -> list[str]:
+    """The first ``count`` feasible clusters in the scheduler's order: the highest score first, then by name."""
+    scores = p.scores
+    if len(p.feasible) <= count:
+        return sorted(p.feasible, key=lambda c: (-scores.get(c, 0), c))
+    return heapq.nsmallest(count, p.feasible, key=lambda c: (-scores.get(c, 0), c))
 
 
 def _divides(p: Placement) -> bool:
@@ -65,10 +89,18 @@ def _count(replicas: int) -> str:
     return f"{replicas} replica" if replicas == 1 else f"{replicas} replicas"
 
 
-def result_data(result: Result) -> dict[str, Any]:
+def names(shown: Sequence[str], count: int) -> str:
+    """Cluster names as a summary shows them: all of them, or the first and how many more."""
+    listed = ", ".join(shown)
+    return listed if count <= len(shown) else f"{listed} and {count - len(shown)} more"
+
+
+def result_data(result: Result, every_cluster: bool = False) -> dict[str, Any]:
+    """The result as JSON and YAML show it (docs/output.md); ``every_cluster``: see ``placement_data``."""
     expect("result", result, Result, "a Result from evaluate()")
     data: dict[str, Any] = {
-        "placements": [placement_data(p) for p in result.placements],
+        "schemaVersion": SCHEMA_VERSION,
+        "placements": [placement_data(p, every_cluster) for p in result.placements],
         "evictions": [e.data() for e in result.evictions],
     }
     if result.unmatched:
@@ -76,46 +108,129 @@ def result_data(result: Result) -> dict[str, Any]:
     return data
 
 
-def to_json(result: Result) -> str:
-    return json.dumps(result_data(result), indent=2, ensure_ascii=False) + "\n"
+def to_json(result: Result, every_cluster: bool = False) -> str:
+    return "".join(json_chunks(result, every_cluster))
 
 
-def to_yaml(result: Result) -> str:
-    return yaml.safe_dump(result_data(result), sort_keys=False, allow_unicode=True, width=1000)
-
-
-def to_text(result: Result) -> str:
+def json_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
+    """``to_json`` one placement at a time: an object whose lists hold one placement or eviction per line
+    (a fleet's answer is written as it is made, and one binding is one line to grep)."""
     expect("result", result, Result, "a Result from evaluate()")
-    lines: list[str] = []
+    yield f'{{\n  "schemaVersion": {SCHEMA_VERSION},\n  "placements": '
+    yield from _json_list(placement_data(p, every_cluster) for p in result.placements)
+    yield ',\n  "evictions": '
+    yield from _json_list(e.data() for e in result.evictions)
+    if result.unmatched:
+        yield ',\n  "unmatched": '
+        yield from _json_list(result.unmatched)
+    yield "\n}\n"
+
+
+def _json_list(items: Iterable[Any]) -> Iterator[str]:
+    first = True
+    for item in items:
+        yield ("[\n    " if first else ",\n    ") + json.dumps(item, ensure_ascii=False)
+        first = False
+    yield "[]" if first else "\n  ]"
+
+
+def jsonl_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
+    """JSON Lines: the schema version, then one line per placement, eviction and unmatched binding, each an
+    object of one key saying which it is."""
+    expect("result", result, Result, "a Result from evaluate()")
+    yield json.dumps({"schemaVersion": SCHEMA_VERSION}) + "\n"
     for p in result.placements:
-        lines.append(f"{p.binding}  (policy {p.policy})")
-        if p.settled:
-            lines.append(f"  settled: {p.settled_why or SETTLED}")
-        if p.unschedulable:
-            lines.append(f"  UNSCHEDULABLE: {p.message}")
-        if p.clusters or not p.unschedulable:
-            lines.append(f"  clusters: {_clusters(p)}")
-        if p.components:
-            each = ", ".join(f"{name} {n}" for name, n in p.components)
-            lines.append(f"  components: {each} (a whole set on each cluster)")
-        if p.previous and p.previous != p.clusters:
-            lines.append(f"  previously: {', '.join(p.previous)}")
-        if p.feasible:
-            lines.append("  feasible: " + ", ".join(f"{c} ({p.scores[c]})" for c in p.feasible))
-        if p.rejected:
-            lines.append("  rejected:")
-            for cluster, reasons in p.rejected.items():
-                for r in reasons:
-                    lines.append(f"    {cluster}: {r.message}  [{r.rule} at {r.source}]")
-        if p.at_now is not None:
-            lines += _state_lines(p.at_now)
-        lines.append("")
+        yield json.dumps({"placement": placement_data(p, every_cluster)}, ensure_ascii=False) + "\n"
+    for e in result.evictions:
+        yield json.dumps({"eviction": e.data()}, ensure_ascii=False) + "\n"
     for key in result.unmatched:
-        lines.append(f"{key}: no policy selects it")
+        yield json.dumps({"unmatched": key}, ensure_ascii=False) + "\n"
+
+
+def to_yaml(result: Result, every_cluster: bool = False) -> str:
+    return "".join(yaml_chunks(result, every_cluster))
+
+
+def yaml_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
+    """``to_yaml`` one placement at a time (the same text)."""
+    expect("result", result, Result, "a Result from evaluate()")
+    yield f"schemaVersion: {SCHEMA_VERSION}\n"
+    yield from _yaml_list("placements", (placement_data(p, every_cluster) for p in result.placements))
+    yield from _yaml_list("evictions", (e.data() for e in result.evictions))
+    if result.unmatched:
+        yield _yaml({"unmatched": list(result.unmatched)})
+
+
+def _yaml(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def _yaml_list(key: str, items: Iterable[Any]) -> Iterator[str]:
+    first = True
+    for item in items:
+        if first:
+            yield f"{key}:\n"
+            first = False
+        yield _yaml([item])
+    if first:
+        yield f"{key}: []\n"
+
+
+def to_text(result: Result, every_cluster: bool = False) -> str:
+    return "".join(text_chunks(result, every_cluster))
+
+
+def text_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
+    """The result for people, one binding at a time: its clusters, and its feasible and rejected clusters
+    summarised by reason (``every_cluster``: each of them)."""
+    expect("result", result, Result, "a Result from evaluate()")
+    said = False
+    for p in result.placements:
+        yield ("\n" if said else "") + "\n".join(placement_lines(p, every_cluster)) + "\n"
+        said = True
+    tail: list[str] = [f"{key}: no policy selects it" for key in result.unmatched]
     if result.evictions:
-        lines.append(f"evictions at {rfc3339(result.now) if result.now else '?'}:")
-        lines += [f"  {eviction_line(e)}" for e in result.evictions]
-    return "\n".join(lines).rstrip("\n") + "\n" if lines else "no bindings\n"
+        tail.append(f"evictions at {rfc3339(result.now) if result.now else '?'}:")
+        tail += [f"  {eviction_line(e)}" for e in result.evictions]
+    if tail:
+        yield ("\n" if said else "") + "\n".join(tail) + "\n"
+    elif not said:
+        yield "no bindings\n"
+
+
+def placement_lines(p: Placement, every_cluster: bool = False) -> list[str]:
+    """One placement in the text output."""
+    lines = [f"{p.binding}  (policy {p.policy})"]
+    if p.settled:
+        lines.append(f"  settled: {p.settled_why or SETTLED}")
+    if p.unschedulable:
+        lines.append(f"  UNSCHEDULABLE: {p.message}")
+    if p.clusters or not p.unschedulable:
+        lines.append(f"  clusters: {_clusters(p)}")
+    if p.components:
+        each = ", ".join(f"{name} {n}" for name, n in p.components)
+        lines.append(f"  components: {each} (a whole set on each cluster)")
+    if p.previous and p.previous != p.clusters:
+        lines.append(f"  previously: {', '.join(p.previous)}")
+    if p.feasible:
+        if every_cluster:
+            lines.append("  feasible: " + ", ".join(f"{c} ({p.scores[c]})" for c in p.feasible))
+        else:
+            shown = [f"{c} ({p.scores.get(c, 0)})" for c in best(p, SHOWN_FEASIBLE)]
+            lines.append("  feasible: " + names(shown, len(p.feasible)))
+    if p.rejected:
+        candidates = len(p.feasible) + len(p.rejected)
+        lines.append(f"  rejected: {len(p.rejected)} of {candidates} clusters")
+        if every_cluster:
+            for cluster, reasons in p.rejected.items():
+                lines += [f"    {cluster}: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
+        else:
+            for r in summarize(p.rejected):
+                where = f"[{r.reason.rule} at {r.reason.source}]"
+                lines.append(f"    {r.reason.message}: {names(r.clusters, r.count)}  {where}")
+    if p.at_now is not None:
+        lines += _state_lines(p.at_now)
+    return lines
 
 
 def _state_lines(state: BindingState) -> list[str]:

@@ -12,7 +12,7 @@ placements sound (see rules/workload_affinity.fr).
 from __future__ import annotations
 
 import heapq
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
@@ -24,7 +24,7 @@ from engine.compile.encoding import Groups
 from engine.compile.policies import affinity_terms, groups, spread_facts, tolerations
 from engine.errors import Diagnostic, warning
 from engine.inputs.facts import Binding, Cluster, Facts
-from engine.results import Placement, Reason
+from engine.results import Placement, Reason, histogram
 from engine.schedule.explain import Explainer, Lazy
 from engine.schedule.matching import cluster_matches
 from engine.schedule.plan import Plan, plan_of
@@ -54,7 +54,7 @@ from engine.schedule.reschedule import (
 )
 from engine.schedule.selection import PolicyChooser
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
-from engine.schedule.views import Constant, Joined, Overlay, Subset
+from engine.schedule.views import Constant, Joined, Rejections, RejectionsOverlay, Subset
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER, POLICY_SCOPE
 
@@ -316,7 +316,7 @@ class Scheduler:
             revision=revision,
             candidates=self.candidates,
             by_cluster=dict(by_cluster),
-            rejected={c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)},
+            rejected=Rejections({c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)}),
             feasible=feasible,
             zero_scores=Constant(feasible, 0),
             exemptable=[d for d in decisions if d.exempt],
@@ -383,7 +383,7 @@ class Scheduler:
         now_rejected = {c for c, reasons in changes.items() if reasons is not None}
         now_free = {c for c, reasons in changes.items() if reasons is None}
         feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
-        return Overlay(shared.rejected, changes), feasible, applied, mine
+        return RejectionsOverlay(shared.rejected, changes), feasible, applied, mine
 
     def decide(self, binding: Binding, why: str = "") -> Placement:
         """Schedule one binding: for each clusterAffinities term from the observed one, filter (the
@@ -770,7 +770,7 @@ class _Shared:
     revision: int
     candidates: tuple[str, ...]
     by_cluster: dict[str, list[Decision]]
-    rejected: dict[str, tuple[Reason, ...]]
+    rejected: Rejections
     feasible: Subset
     zero_scores: Constant
     exemptable: list[Decision]
@@ -787,5 +787,5 @@ def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:
     histogram of the filters' reasons, one per rejected cluster, "count reason" sorted as strings."""
     if clusters == 0 or not rejected:
         return f"0/{clusters} clusters are available: no cluster exists."
-    histogram = Counter(reasons[0].summary or reasons[0].message for reasons in rejected.values())
-    return f"0/{clusters} clusters are available: {', '.join(sorted(f'{n} {m}' for m, n in histogram.items()))}."
+    counts = histogram(rejected)
+    return f"0/{clusters} clusters are available: {', '.join(sorted(f'{n} {m}' for m, n in counts.items()))}."

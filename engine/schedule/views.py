@@ -11,9 +11,12 @@ dicts they stand for: iteration in sorted order, equality with plain tuples and 
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import filterfalse
+from itertools import filterfalse, islice
 from typing import Any, TypeVar, overload
+
+from engine.results import Reason, Rejection, order
 
 V = TypeVar("V")
 
@@ -138,3 +141,94 @@ class Joined(Sequence[V]):
         if 0 <= index < len(self._first):
             return self._first[index]
         return self._then[index - len(self._first)]
+
+
+class Rejections(Mapping[str, tuple[Reason, ...]]):
+    """A policy's shared rejections (cluster → reasons, sorted by cluster), with their summary and FitError
+    histogram computed once, when first asked for, for every binding that shares them."""
+
+    __slots__ = ("_by_reason", "_histogram", "_table")
+
+    def __init__(self, table: dict[str, tuple[Reason, ...]]) -> None:
+        self._table = table
+        self._by_reason: dict[Reason, list[str]] | None = None
+        self._histogram: Counter[str] | None = None
+
+    def __getitem__(self, key: str) -> tuple[Reason, ...]:
+        return self._table[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._table
+
+    def __repr__(self) -> str:
+        return repr(self._table)
+
+    def by_reason(self) -> dict[Reason, list[str]]:
+        """Each reason's clusters, sorted by name."""
+        if self._by_reason is None:
+            found: dict[Reason, list[str]] = {}
+            for cluster, reasons in self._table.items():
+                for reason in reasons:
+                    found.setdefault(reason, []).append(cluster)
+            self._by_reason = found
+        return self._by_reason
+
+    def summary(self, names: int) -> tuple[Rejection, ...]:
+        return order(Rejection(r, len(cs), tuple(cs[:names])) for r, cs in self.by_reason().items())
+
+    def histogram(self) -> Counter[str]:
+        if self._histogram is None:
+            self._histogram = Counter(_first(reasons) for reasons in self._table.values() if reasons)
+        return self._histogram
+
+
+def _first(reasons: tuple[Reason, ...]) -> str:
+    """A cluster's words in FitError's histogram: its first reason's."""
+    return reasons[0].summary or reasons[0].message
+
+
+class RejectionsOverlay(Overlay[tuple[Reason, ...]]):
+    """A binding's rejections: its policy's shared ``Rejections`` with the binding's own few changes (a peer's
+    cluster, an exemption), summarised from the shared summary and the changes alone."""
+
+    __slots__ = ()
+
+    _base: Rejections
+
+    def __init__(self, base: Rejections, changes: Mapping[str, tuple[Reason, ...] | None]) -> None:
+        super().__init__(base, changes)
+
+    def summary(self, names: int) -> tuple[Rejection, ...]:
+        by_reason = self._base.by_reason()
+        counts: Counter[Reason] = Counter({r: len(cs) for r, cs in by_reason.items()})
+        changed: dict[Reason, list[str]] = {}
+        for cluster, now in self._changes.items():
+            for reason in self._base._table.get(cluster, ()):
+                counts[reason] -= 1
+            for reason in now or ():
+                counts[reason] += 1
+                changed.setdefault(reason, []).append(cluster)
+        out = []
+        for reason, count in counts.items():
+            if count <= 0:
+                continue
+            kept = islice((c for c in by_reason.get(reason, ()) if c not in self._changes), names)
+            shown = heapq.nsmallest(names, [*kept, *changed.get(reason, ())])
+            out.append(Rejection(reason, count, tuple(shown)))
+        return order(out)
+
+    def histogram(self) -> Counter[str]:
+        counts = Counter(self._base.histogram())
+        for cluster, now in self._changes.items():
+            before = self._base._table.get(cluster)
+            if before:
+                counts[_first(before)] -= 1
+            if now:
+                counts[_first(now)] += 1
+        return +counts
