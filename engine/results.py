@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from abc import abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from engine.errors import Diagnostic
 from engine.inputs.facts import EvictionTask, rfc3339, task_data
@@ -42,13 +43,16 @@ class Rejection:
     clusters: tuple[str, ...]
 
 
-@runtime_checkable
-class Summarized(Protocol):
+class Summarized(Mapping[str, tuple[Reason, ...]]):
     """Rejections that know their summary without being walked cluster by cluster (engine.schedule.views):
     a placement's rejections are shared by every binding of its policy."""
 
+    __slots__ = ()
+
+    @abstractmethod
     def summary(self, names: int) -> tuple[Rejection, ...]: ...
 
+    @abstractmethod
     def histogram(self) -> Counter[str]: ...
 
 

@@ -109,6 +109,9 @@ class Scheduler:
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self._reasons: dict[tuple[int, str, str], Reason] = {}
+        # policy scope fact → (its revision, whether a user's rule decided in it)
+        self._scoped_user: dict[str, tuple[int, bool]] = {}
+        self._user_rules = any(r.user for r in self.compiled.rules)
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
@@ -377,6 +380,9 @@ class Scheduler:
             own_by_cluster.setdefault(d.cluster, []).append(d)
         for cluster, own_rejects in own_by_cluster.items():
             shared_reasons = shared.by_cluster.get(cluster, ())
+            if not shared_reasons and len(own_rejects) == 1:  # most often: a peer's cluster, one reason
+                changes[cluster] = (self._reason(own_rejects[0]),)
+                continue
             reasons = [d for d in shared_reasons if id(d) not in gone] if gone else list(shared_reasons)
             reasons += own_rejects
             changes[cluster] = self._sorted_reasons(reasons) if reasons else None
@@ -665,9 +671,20 @@ class Scheduler:
     def _decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
         """Whether a `rule` of the rule set rejects or prefers a cluster for the binding: a change of its
         placement that Karmada has no word for, so it is scheduled anew."""
-        own = self.session.decisions(self.binding_ids[binding.key])
-        scoped = self.session.decisions(self.scope_ids[policy.name.value])
-        return any(self.compiled.rules[d.rule].user for d in (*own, *scoped))
+        rules = self.compiled.rules
+        if not self._user_rules:  # no `rule` in the rule set: nothing to ask the engine
+            return False
+        if any(rules[d.rule].user for d in self.session.decisions(self.binding_ids[binding.key])):
+            return True
+        scope = self.scope_ids[policy.name.value]
+        revision = self.session.revision(scope)
+        found = self._scoped_user.get(scope)
+        if found is None or found[0] != revision:  # once per policy and change of its decisions
+            found = self._scoped_user[scope] = (
+                revision,
+                any(rules[d.rule].user for d in self.session.decisions(scope)),
+            )
+        return found[1]
 
     def settled(self, binding: Binding, policy: ast.Policy) -> Placement:
         """A binding the scheduler would not run: it keeps its clusters (their placement facts stay)."""

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import filterfalse, islice
 from typing import Any, TypeVar, overload
 
-from engine.results import Reason, Rejection, order
+from engine.results import Reason, Rejection, Summarized, order
 
 V = TypeVar("V")
 
@@ -143,7 +143,7 @@ class Joined(Sequence[V]):
         return self._then[index - len(self._first)]
 
 
-class Rejections(Mapping[str, tuple[Reason, ...]]):
+class Rejections(Summarized):
     """A policy's shared rejections (cluster → reasons, sorted by cluster), with their summary and FitError
     histogram computed once, when first asked for, for every binding that shares them."""
 
@@ -193,7 +193,7 @@ def _first(reasons: tuple[Reason, ...]) -> str:
     return reasons[0].summary or reasons[0].message
 
 
-class RejectionsOverlay(Overlay[tuple[Reason, ...]]):
+class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
     """A binding's rejections: its policy's shared ``Rejections`` with the binding's own few changes (a peer's
     cluster, an exemption), summarised from the shared summary and the changes alone."""
 
@@ -205,28 +205,39 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]]):
         super().__init__(base, changes)
 
     def summary(self, names: int) -> tuple[Rejection, ...]:
-        by_reason = self._base.by_reason()
-        counts: Counter[Reason] = Counter({r: len(cs) for r, cs in by_reason.items()})
-        changed: dict[Reason, list[str]] = {}
+        # counted by the reasons' identities (the scheduler makes one Reason per rule and words; hashing a
+        # dataclass is slow), merged by value at the end
+        table = self._base._table
+        counts = {id(r): len(cs) for r, cs in self._base.by_reason().items()}
+        reasons = {id(r): r for r in self._base.by_reason()}
+        changed: dict[int, list[str]] = {}
         for cluster, now in self._changes.items():
-            for reason in self._base._table.get(cluster, ()):
-                counts[reason] -= 1
+            for reason in table.get(cluster, ()):
+                counts[id(reason)] -= 1
             for reason in now or ():
-                counts[reason] += 1
-                changed.setdefault(reason, []).append(cluster)
-        out = []
-        for reason, count in counts.items():
+                key = id(reason)
+                counts[key] = counts.get(key, 0) + 1
+                reasons[key] = reason
+                changed.setdefault(key, []).append(cluster)
+        by_reason = self._base.by_reason()
+        merged: dict[Reason, tuple[int, list[str]]] = {}
+        for key, count in counts.items():
             if count <= 0:
                 continue
+            reason = reasons[key]
             kept = islice((c for c in by_reason.get(reason, ()) if c not in self._changes), names)
-            shown = heapq.nsmallest(names, [*kept, *changed.get(reason, ())])
-            out.append(Rejection(reason, count, tuple(shown)))
-        return order(out)
+            shown = heapq.nsmallest(names, [*kept, *changed.get(key, ())])
+            if reason in merged:  # an equal Reason of another identity
+                before, names_before = merged[reason]
+                count, shown = count + before, heapq.nsmallest(names, {*names_before, *shown})
+            merged[reason] = (count, shown)
+        return order(Rejection(r, n, tuple(shown)) for r, (n, shown) in merged.items())
 
     def histogram(self) -> Counter[str]:
         counts = Counter(self._base.histogram())
+        table = self._base._table
         for cluster, now in self._changes.items():
-            before = self._base._table.get(cluster)
+            before = table.get(cluster)
             if before:
                 counts[_first(before)] -= 1
             if now:
