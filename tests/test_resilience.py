@@ -210,3 +210,28 @@ def test_with_the_taint_manager_off_a_no_execute_failure_evicts_nothing_and_says
     data = json.loads(result.stdout)
     impacts = data["scenarios"] if isinstance(data, dict) else data
     assert impacts and all(not i["evicted"] for i in impacts)
+
+
+def test_each_scenario_says_where_each_binding_goes_and_what_state_travels_with_it() -> None:
+    """A healthy snapshot: if member1 fails, the fraud detector goes to member2 carrying its checkpoint."""
+    rules, facts = _checkpoint()
+    from dataclasses import replace
+
+    healthy = tuple(replace(s, health="Healthy") for s in facts.bindings[0].aggregated_status)
+    facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=healthy),))
+    impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters))}
+    assert impacts["member2"].moves == () and impacts["member2"].evicted == ()
+    (move,) = impacts["member1"].moves
+    assert (move.binding, move.before, move.after) == (
+        "streaming/fraud-detector-flinkdeployment",
+        ("member1",),
+        ("member2",),
+    )
+    assert dict(move.state)["karmada.io/failover-flink-checkpoint"] == "s3://flink-state/fraud-detector/chk-4711"
+    line = (
+        "  streaming/fraud-detector-flinkdeployment: member1 -> member2, carrying "
+        "karmada.io/failover-flink-checkpoint=s3://flink-state/fraud-detector/chk-4711"
+    )
+    assert line in to_text(list(impacts.values())).splitlines()
+    (data,) = json.loads(to_json([impacts["member1"]]))["scenarios"][0]["moves"]
+    assert data["to"] == ["member2"] and data["preservedState"] == dict(move.state)

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.render.diff import plural
 from engine.render.sarif import Finding, log
-from engine.review.resilience import FAILURES, Change, Impact, ranked
+from engine.review.resilience import FAILURES, Change, Impact, Move, ranked
 
 COLUMNS = ("scenario", "failure", "unschedulable", "spread lost", "state lost", "replicas lost", "evicted", "moved")
 
@@ -51,17 +51,25 @@ def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
                 v.ljust(w) if c < 2 else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths, strict=True))
             ).rstrip()
         )
-    details = [i for i in order if i.unschedulable or i.spread_lost or i.state_lost]
+    details = [i for i in order if i.moves or i.spread_lost or i.state_lost]
     for i in details:
         lines.append("")
         lines.append(f"if {i.scenario.name} {FAILURES[i.scenario.failure]}:")
-        if i.unschedulable:
-            lines.append(f"  unschedulable: {_list(i.unschedulable)}")
+        lines += [f"  {move_line(m)}" for m in i.moves]
         if i.spread_lost:
             lines.append(f"  anti-affinity groups on fewer clusters: {_list(i.spread_lost)}")
         for binding, why in i.state_lost:
             lines.append(f"  state lost: {binding}: {why}")
     return "\n".join(lines) + "\n"
+
+
+def move_line(m: Move) -> str:
+    """One binding a scenario moved: from where to where, and the state it carries there."""
+    to = ", ".join(m.after) if m.after else "nowhere: UNSCHEDULABLE"
+    line = f"{m.binding}: {', '.join(m.before) or '(none)'} -> {to}"
+    if m.state:
+        line += ", carrying " + ", ".join(f"{k}={v}" for k, v in m.state)
+    return line
 
 
 def to_data(impacts: Sequence[Impact]) -> dict[str, Any]:

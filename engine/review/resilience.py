@@ -57,6 +57,23 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class Move:
+    """Where a binding a scenario moved goes, and the state its eviction carries there."""
+
+    binding: str
+    before: tuple[str, ...]  # its clusters in the base state
+    after: tuple[str, ...]  # its clusters afterwards; none: it is left unschedulable
+    # the labels its eviction tasks preserved (statePreservation), injected on the new clusters
+    state: tuple[tuple[str, str], ...] = ()
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"binding": self.binding, "from": list(self.before), "to": list(self.after)}
+        if self.state:
+            out["preservedState"] = dict(self.state)
+        return out
+
+
+@dataclass(frozen=True)
 class Impact:
     """What a scenario did to the fleet, against the base state."""
 
@@ -69,6 +86,7 @@ class Impact:
     state_lost: tuple[tuple[str, str], ...] = ()  # (binding, why): a preservation that failed
     replicas_lost: int = 0  # replicas the fleet runs fewer of afterwards
     sources: tuple[str, ...] = ()  # FILE:LINE of the policies of the bindings left unschedulable
+    moves: tuple[Move, ...] = ()  # each binding moved or left unschedulable: from where to where, with what state
 
     @property
     def harms(self) -> frozenset[str]:
@@ -108,6 +126,7 @@ class Impact:
             "stateLost": [{"binding": b, "error": why} for b, why in self.state_lost],
             "replicasLost": self.replicas_lost,
             "sources": list(self.sources),
+            "moves": [m.data() for m in self.moves],
         }
 
 
@@ -225,24 +244,29 @@ class Base:
         touched = sorted(world.bindings.touched)
         evicted, preserved, lost = [], [], []
         failed_placement = set()
+        state: dict[str, dict[str, str]] = defaultdict(dict)  # binding → the labels its evictions preserved
         for e in entries:
             if e.kind is EntryKind.EVICTED and e.task is not None:
                 evicted.append((e.binding, e.cluster, e.task.purge_mode))
                 if e.task.preserved_label_state:
                     preserved.append(e.binding)
+                    state[e.binding].update(e.task.preserved_label_state)
             elif e.kind is EntryKind.EVICTION_FAILED:
                 lost.append((e.binding, str(e.detail.get("error", ""))))
             elif e.kind is EntryKind.UNSCHEDULABLE:
                 failed_placement.add(e.binding)
             elif e.kind is EntryKind.SCHEDULED:
                 failed_placement.discard(e.binding)
-        moved, unschedulable, replicas_lost = [], [], 0
+        moved, unschedulable, replicas_lost, moves = [], [], 0, []
         for key in touched:
             before, after = self.bindings[key], world.bindings[key]
             if before.cluster_names and (not after.cluster_names or key in failed_placement):
                 unschedulable.append(key)
+                moves.append(Move(key, before.cluster_names, (), tuple(sorted(state.get(key, {}).items()))))
             elif after.cluster_names != before.cluster_names:
                 moved.append(key)
+                carried = tuple(sorted(state.get(key, {}).items()))
+                moves.append(Move(key, before.cluster_names, after.cluster_names, carried))
             replicas_lost += max(0, _replicas(before) - _replicas(after))
         spread_lost = []
         for group in sorted({self.groups[key] for key in touched if key in self.groups}):
@@ -261,6 +285,7 @@ class Base:
             tuple(lost),
             replicas_lost,
             tuple(sorted({self.sources[key] for key in unschedulable if key in self.sources})),
+            tuple(moves),
         )
 
 
