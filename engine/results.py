@@ -55,6 +55,10 @@ class Summarized(Mapping[str, tuple[Reason, ...]]):
     @abstractmethod
     def histogram(self) -> Counter[str]: ...
 
+    @abstractmethod
+    def parts(self) -> tuple[Mapping[str, tuple[Reason, ...]], Mapping[str, tuple[Reason, ...] | None]]:
+        """The shared rejections these are made of, and this binding's changes to them (None: not rejected)."""
+
 
 def summarize(rejected: Mapping[str, tuple[Reason, ...]], names: int = SHOWN_NAMES) -> tuple[Rejection, ...]:
     """``rejected`` by reason: each reason with its count of clusters and the first ``names`` of them by

@@ -29,7 +29,32 @@ def test_text(in_root: Path) -> None:
     assert code == 0
     assert out.startswith("1 binding moved, 1 newly unschedulable, 0 bindings with new evictions, 4 bindings changed")
     assert "streaming/orders-c-flinkdeployment: member3 -> unschedulable" in out
-    assert "+ member3 rejected: cluster's region already has workload with the same anti-affinity group" in out
+    assert (
+        "+ member-dev, member-legacy, member1 and 2 more rejected: cluster's region already has workload with the "
+        "same anti-affinity group  [flink-ha/workload anti-affinity at tests/data/flink-ha-tightened.fr:21]"
+    ) in out
+
+
+def test_rejections_compared_through_shared_parts_are_those_compared_cluster_by_cluster(in_root: Path) -> None:
+    """compare() reads each policy's shared rejections once per pair: the same changes as walking every
+    cluster of every binding."""
+    from dataclasses import replace
+
+    from engine import evaluate, load_facts, load_rules
+    from engine.results import Result, Summarized
+    from engine.review.diff import compare
+
+    facts = load_facts([FACTS])
+    old = evaluate(load_rules(["examples/flink-ha/policy.fr"]), facts)
+    new = evaluate(load_rules([TIGHTENED]), facts)
+    assert all(isinstance(p.rejected, Summarized) for p in (*old.placements, *new.placements) if not p.settled)
+
+    def plain(r: Result) -> Result:
+        return replace(r, placements=tuple(replace(p, rejected=dict(p.rejected)) for p in r.placements))
+
+    for a, b in ((old, new), (new, old), (old, old)):
+        assert compare(a, b) == compare(plain(a), plain(b))
+    assert compare(old, new).count("rejection") == 4
 
 
 def test_json_names_the_rules_responsible(in_root: Path) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.results import Reason
+from engine.render.results import names
+from engine.results import Reason, Rejection, summarize
 from engine.review.diff import Diff
 
 
@@ -33,16 +34,25 @@ def clusters_text(clusters: tuple[str, ...], unschedulable: bool) -> str:
     return ", ".join(clusters) if clusters else ("unschedulable" if unschedulable else "(none)")
 
 
+def _where(r: Rejection) -> str:
+    return f"[{r.reason.rule} at {r.reason.source}]"
+
+
+def _names(r: Rejection) -> str:
+    """The clusters of a summary line in Markdown: each in code, then how many more."""
+    return names([f"`{c}`" for c in r.clusters], r.count)
+
+
 def to_text(d: Diff) -> str:
     lines = [_summary(d)]
     for c in d.changes:
         lines.append("")
         before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
         lines.append(f"{c.binding}: {before} -> {after}")
-        for cluster, reasons in c.rejections_added.items():
-            lines += [f"  + {cluster} rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
-        for cluster, reasons in c.rejections_removed.items():
-            lines += [f"  - {cluster} no longer rejected: {r.message}  [{r.rule} at {r.source}]" for r in reasons]
+        for r in summarize(c.rejections_added):
+            lines.append(f"  + {names(r.clusters, r.count)} rejected: {r.reason.message}  {_where(r)}")
+        for r in summarize(c.rejections_removed):
+            lines.append(f"  - {names(r.clusters, r.count)} no longer rejected: {r.reason.message}  {_where(r)}")
         if c.replicas:
             lines.append("  replicas: " + ", ".join(f"{k} {o} -> {n}" for k, (o, n) in c.replicas.items()))
         for cluster, (old, new) in c.scores.items():
@@ -108,10 +118,11 @@ def to_markdown(d: Diff) -> str:
     lines.append("")
     for c in d.changes:
         lines += ["<details>", f"<summary><code>{c.binding}</code></summary>", ""]
-        for cluster, reasons in c.rejections_added.items():
-            lines += [f"- ➕ `{cluster}` rejected: {_cell(r.message)} (`{r.rule}`, {r.source})" for r in reasons]
-        for cluster, reasons in c.rejections_removed.items():
-            lines += [f"- ➖ `{cluster}` no longer rejected: {_cell(r.message)} (`{r.rule}`)" for r in reasons]
+        for r in summarize(c.rejections_added):
+            where = f"(`{r.reason.rule}`, {r.reason.source})"
+            lines.append(f"- ➕ {_names(r)} rejected: {_cell(r.reason.message)} {where}")
+        for r in summarize(c.rejections_removed):
+            lines.append(f"- ➖ {_names(r)} no longer rejected: {_cell(r.reason.message)} (`{r.reason.rule}`)")
         lines += [f"- replicas on `{k}`: {o} → {n}" for k, (o, n) in c.replicas.items()]
         lines += [f"- score of `{k}`: {_score(o)} → {_score(n)}" for k, (o, n) in c.scores.items()]
         lines += [

@@ -7,11 +7,11 @@ within its file is not a change. Evictions are compared without their creation t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.results import Placement, Reason, Result
+from engine.results import Placement, Reason, Result, Summarized
 
 CATEGORIES = ("moved", "replicas", "unschedulable", "eviction", "rejection", "score")
 
@@ -70,19 +70,48 @@ class Diff:
         return sum(category in c.categories() for c in self.changes)
 
 
-def _reasons(p: Placement | None) -> dict[str, set[tuple[str, str]]]:
-    return {c: {(r.rule, r.message) for r in rs} for c, rs in (p.rejected if p else {}).items()}
+Rejected = Mapping[str, tuple[Reason, ...]]
+# (shared rejections of a, of b) → (both, kept so that their ids stay theirs; a's reasons b has not)
+Shared = dict[tuple[int, int], tuple[tuple[Rejected, Rejected], dict[str, tuple[Reason, ...]]]]
 
 
-def _subtract(a: Placement | None, b: Placement | None) -> dict[str, tuple[Reason, ...]]:
-    """Reasons in ``a`` that ``b`` does not have (with ``a``'s sources)."""
-    others = _reasons(b)
+def _extra(reasons: Iterable[Reason], others: Iterable[Reason]) -> tuple[Reason, ...]:
+    """``reasons`` whose (rule, message) none of ``others`` has."""
+    known = {(r.rule, r.message) for r in others}
+    return tuple(r for r in reasons if (r.rule, r.message) not in known)
+
+
+def _plain(a: Rejected, b: Rejected) -> dict[str, tuple[Reason, ...]]:
     out = {}
-    for cluster, reasons in (a.rejected if a else {}).items():
-        extra = tuple(r for r in reasons if (r.rule, r.message) not in others.get(cluster, set()))
+    for cluster, reasons in a.items():
+        extra = _extra(reasons, b.get(cluster, ()))
         if extra:
             out[cluster] = extra
     return out
+
+
+def _subtract(a: Placement | None, b: Placement | None, shared: Shared) -> dict[str, tuple[Reason, ...]]:
+    """Reasons in ``a`` that ``b`` does not have (with ``a``'s sources). Placements made of their policies'
+    shared rejections are compared through them: the shared parts once per pair, then each binding's own
+    few changes (a fleet's bindings are not walked cluster by cluster)."""
+    ra: Rejected = a.rejected if a else {}
+    rb: Rejected = b.rejected if b else {}
+    if not (isinstance(ra, Summarized) and isinstance(rb, Summarized)):
+        return _plain(ra, rb)
+    (base_a, changes_a), (base_b, changes_b) = ra.parts(), rb.parts()
+    key = (id(base_a), id(base_b))
+    if key not in shared:
+        shared[key] = ((base_a, base_b), _plain(base_a, base_b))
+    common = shared[key][1]
+    touched = changes_a.keys() | changes_b.keys()
+    if not touched:
+        return common
+    out = {c: reasons for c, reasons in common.items() if c not in touched}
+    for cluster in touched:
+        extra = _extra(ra.get(cluster, ()), rb.get(cluster, ()))
+        if extra:
+            out[cluster] = extra
+    return dict(sorted(out.items()))
 
 
 def _evictions(result: Result, binding: str) -> list[dict[str, Any]]:
@@ -116,6 +145,8 @@ def compare(base: Result, head: Result, threshold: int = 0) -> Diff:
     """Every binding whose placement, rejections, evictions or scores (by more than ``threshold``) changed."""
     before = {p.binding: p for p in base.placements}
     after = {p.binding: p for p in head.placements}
+    added: Shared = {}
+    removed: Shared = {}
     changes = []
     for key in sorted(before.keys() | after.keys() | {e.binding for e in (*base.evictions, *head.evictions)}):
         b, a = before.get(key), after.get(key)
@@ -132,8 +163,8 @@ def compare(base: Result, head: Result, threshold: int = 0) -> Diff:
             was_unschedulable=bool(b and b.unschedulable),
             is_unschedulable=bool(a and a.unschedulable),
             scores=scores,
-            rejections_added=_subtract(a, b),
-            rejections_removed=_subtract(b, a),
+            rejections_added=_subtract(a, b, added),
+            rejections_removed=_subtract(b, a, removed),
             evictions_added=_minus(new_ev, old_ev),
             evictions_removed=_minus(old_ev, new_ev),
             replicas=_replicas(b, a),

@@ -182,6 +182,9 @@ class Rejections(Summarized):
     def summary(self, names: int) -> tuple[Rejection, ...]:
         return order(Rejection(r, len(cs), tuple(cs[:names])) for r, cs in self.by_reason().items())
 
+    def parts(self) -> tuple[Mapping[str, tuple[Reason, ...]], Mapping[str, tuple[Reason, ...] | None]]:
+        return self, {}
+
     def histogram(self) -> Counter[str]:
         if self._histogram is None:
             self._histogram = Counter(_first(reasons) for reasons in self._table.values() if reasons)
@@ -232,6 +235,9 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
                 count, shown = count + before, heapq.nsmallest(names, {*names_before, *shown})
             merged[reason] = (count, shown)
         return order(Rejection(r, n, tuple(shown)) for r, (n, shown) in merged.items())
+
+    def parts(self) -> tuple[Mapping[str, tuple[Reason, ...]], Mapping[str, tuple[Reason, ...] | None]]:
+        return self._base, self._changes
 
     def histogram(self) -> Counter[str]:
         counts = Counter(self._base.histogram())
