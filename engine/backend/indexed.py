@@ -13,11 +13,12 @@ another nor counts against a `not`).
 from __future__ import annotations
 
 import operator
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from engine.backend.protocol import Decision, DecisionKind
+from engine.backend.protocol import NO_DEPS, Decision, DecisionKind
 from engine.compile import ir
 from engine.compile.joins import JoinPlan, Operand, Step
 
@@ -144,6 +145,8 @@ class CompiledPlan:
             "H": _hashable,
             "K": tuple(emitter.constants),
             "D": Decision,
+            "I": sys.intern,  # a rule's messages repeat across bindings: one string each
+            "NO_DEPS": NO_DEPS,
             "REJECT": DecisionKind.REJECT,
             "PREFER": DecisionKind.PREFER,
         }
@@ -284,8 +287,6 @@ class _Emitter:
         """Emit the decisions of one match: each action's, as engine.backend.durable's ``_decide`` makes
         them from the matched facts (the positive patterns' aliases, sorted: they are known here)."""
         aliases = sorted(self.var)
-        ids = ", ".join(f"{self.var[a]}['id']" for a in aliases)
-        self._line(depth, f"deps = frozenset(({ids},))")
         matched = "".join(f"({a!r}, {self.var[a]}['id']), " for a in aliases)
         self._line(depth, f"matched = ({matched})")
         exempt = "".join(
@@ -299,14 +300,14 @@ class _Emitter:
             if isinstance(action, ir.Reject):
                 message = self._message(action.message)
                 reason = self._message(action.reason) if action.reason is not None else "''"
-                args = f"{message}, 0, REJECT, {reason}"
+                args = f"I({message}), 0, REJECT, {reason}"
             else:
                 weight = f"{action.weight} * len({group})" if group != "None" else str(action.weight)
                 args = f"'', {weight}, PREFER, ''"
             grouped = f", {group}" if group != "None" else ""
             self._line(
                 depth,
-                f"out.append(D({self.index}, deps, {binding}, {cluster}, {args}, matched, ({exempt}){grouped}))",
+                f"out.append(D({self.index}, NO_DEPS, {binding}, {cluster}, {args}, matched, ({exempt}){grouped}))",
             )
 
     def _message(self, message: ir.Message) -> str:

@@ -109,6 +109,7 @@ class Scheduler:
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self._reasons: dict[tuple[int, str, str], Reason] = {}
+        self._alone: dict[Reason, tuple[Reason]] = {}  # each reason as the one reason of a cluster, shared
         # policy scope fact → (its revision, whether a user's rule decided in it)
         self._scoped_user: dict[str, tuple[int, bool]] = {}
         self._user_rules = any(r.user for r in self.compiled.rules)
@@ -381,7 +382,11 @@ class Scheduler:
         for cluster, own_rejects in own_by_cluster.items():
             shared_reasons = shared.by_cluster.get(cluster, ())
             if not shared_reasons and len(own_rejects) == 1:  # most often: a peer's cluster, one reason
-                changes[cluster] = (self._reason(own_rejects[0]),)
+                reason = self._reason(own_rejects[0])
+                alone = self._alone.get(reason)
+                if alone is None:
+                    alone = self._alone[reason] = (reason,)
+                changes[cluster] = alone
                 continue
             reasons = [d for d in shared_reasons if id(d) not in gone] if gone else list(shared_reasons)
             reasons += own_rejects
