@@ -89,7 +89,7 @@ def main() -> None:
     print("seconds end to end (best of runs), ratio to the reference, peak RSS, answer KB per binding")
     print(
         f"{'shape':>14} {'size':>11} {'MB':>6} {'reference':>9} {'json':>14} {'text':>14} {'RSS MiB':>8}"
-        f" {'KB/b':>5} same"
+        f" {'ref RSS':>8} {'KB/b':>5} same"
     )
     for size in args.sizes.split(","):
         c, w = (int(x) for x in size.split("x"))
@@ -102,7 +102,8 @@ def main() -> None:
 
             line = (
                 f"{shape:>14} {r['size']:>11} {r['mb']:6.1f} {ref or 0:9.2f} {cell('json')} {cell('text')}"
-                f" {r['json_rss']:8.0f} {r['json_kb_per_binding']:5.2f} {r.get('same', '-')}"
+                f" {r['json_rss']:8.0f} {r.get('reference_rss', 0):8.0f} {r['json_kb_per_binding']:5.2f}"
+                f" {r.get('same', '-')}"
             )
             if args.all:
                 line += f"  --rejections all: {cell('json-all')}, {r['json-all_kb_per_binding']:.1f} KB/b"

@@ -405,12 +405,14 @@ def _inputs(rules: Sequence[str], facts: Sequence[str]) -> tuple[RuleSet, Facts]
     return _rules(rules, loaded), loaded
 
 
-def _evaluate(rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str) -> Result:
+def _evaluate(
+    rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, explanations: bool
+) -> Result:
     rule_set, loaded = _inputs(rules, facts)
     when, all_ = _now(now), reschedule == "all"
     flags = _controller_flags()
     with _progress(_worth_a_bar(loaded, len(loaded.bindings)), "bindings") as progress:
-        result = evaluate(rule_set, loaded, when, all_, flags, _reference(), progress)
+        result = evaluate(rule_set, loaded, when, all_, flags, _reference(), progress, explanations)
     for d in result.warnings:
         _warn(d, rule_set.sources)
     return result
@@ -522,7 +524,7 @@ def eval_command(
     report_path: str | None,
 ) -> None:
     """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
-    result = _evaluate(rules, facts, now, reschedule)
+    result = _evaluate(rules, facts, now, reschedule, explanations=False)
     _write_report(report_path, lambda: report_html(_package_version(), result=result))
     _stream(_WRITERS[output](result, rejections == "all"))
 
@@ -542,7 +544,7 @@ def explain(
     rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, binding: str, cluster: str
 ) -> None:
     """Show the rules and facts behind one binding's decision about one cluster."""
-    result = _evaluate(rules, facts, now, reschedule)
+    result = _evaluate(rules, facts, now, reschedule, explanations=True)
     try:
         placement = result.placement(binding)
     except KeyError:
@@ -679,9 +681,10 @@ def diff_command(
         old_rules, new_rules = _rules(old_paths), _rules(head)
         count = len(loaded.bindings)
         with _progress(_worth_a_bar(loaded, 2 * count), "bindings (base, head)") as progress:
-            old = evaluate(old_rules, loaded, when, reschedule == "all", _controller_flags(), _reference(), progress)
+            flags, again = _controller_flags(), reschedule == "all"
+            old = evaluate(old_rules, loaded, when, again, flags, _reference(), progress, explanations=False)
             then = None if progress is None else (lambda done: progress(count + done))
-            new = evaluate(new_rules, loaded, when, reschedule == "all", _controller_flags(), _reference(), then)
+            new = evaluate(new_rules, loaded, when, again, flags, _reference(), then, explanations=False)
     result = compare(old, new, threshold)
     if output == "sarif":
         text = diff_sarif(result, gates, _package_version())

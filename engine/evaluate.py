@@ -27,13 +27,15 @@ def scheduler_for(
     reference: bool = False,
     controllers: Controllers = DEFAULT_CONTROLLERS,
     held: bool = True,
+    explanations: bool = True,
 ) -> Scheduler:
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies;
     ``reference``: every rule evaluated inside durable-rules, without the indexed joins, and every binding
     decided on its own (no result shared by bindings alike); ``controllers``:
     the controller manager's flags (its resource detector's PolicyPreemption and WorkloadAffinity gates);
     ``held``: a binding that holds an older placement than its Lazy policy's is scheduled by it, as
-    Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows)."""
+    Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows);
+    ``explanations``: placements keep what explains them (off: their decisions are freed as it goes)."""
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
@@ -52,6 +54,7 @@ def scheduler_for(
         share=not reference,
         workload_affinity=controllers.workload_affinity,
         held=holding,
+        explanations=explanations,
     )
     try:
         scheduler.load()
@@ -107,6 +110,7 @@ def evaluate(
     controllers: Controllers = DEFAULT_CONTROLLERS,
     reference: bool = False,
     progress: Callable[[int], None] | None = None,
+    explanations: bool = True,
 ) -> Result:
     """Place every binding the rules' policies select, as Karmada's scheduler would: the bindings it
     would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
@@ -116,11 +120,15 @@ def evaluate(
     evictions they make, with each binding's clusters afterwards and the labels injected there;
     ``controllers`` are the controller manager's flags that change failover. ``reference`` evaluates every
     rule inside durable-rules, without the indexed joins (slow; the same result, which tests check);
-    ``progress`` hears how many bindings are placed (for a progress bar)."""
+    ``progress`` hears how many bindings are placed (for a progress bar); ``explanations``: each placement
+    keeps the rules and facts behind its decisions, for ``Placement.explanations`` (off: an empty mapping,
+    and an evaluation of a large fleet holds far less)."""
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
     now = evaluation_time(now)
-    scheduler = scheduler_for(rules, facts, reference is True, controllers, held=not reschedule_all)
+    if not isinstance(explanations, bool):
+        raise UsageError(f"explanations: expected True or False, found {type(explanations).__name__}")
+    scheduler = scheduler_for(rules, facts, reference is True, controllers, not reschedule_all, explanations)
     try:
         placements = scheduler.schedule_all(reschedule_all, progress)
         evictions: tuple[Eviction, ...] = ()

@@ -7,6 +7,8 @@ import json
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import FactError, load_facts
 from engine.errors import Diagnostic
@@ -152,3 +154,83 @@ def test_trailing_text_after_a_json_value_is_read_as_yaml() -> None:
     assert problems and problems[0].message.startswith("invalid YAML")
     (document,), problems = load_text('{"kind": "List", "items": [], "x": [1, {"items": [2]}]}', "e.json")
     assert problems == [] and document.value == {"kind": "List", "items": [], "x": [1, {"items": [2]}]}
+
+
+def _loaded(text: str) -> tuple[list[object], dict[int, object]]:
+    """Values and marks as the node-tree loader gives them (keyed by container order, not id)."""
+    from engine.inputs.yaml import Marks, _Loader
+
+    marks = Marks("t.yaml")
+    loader = _Loader(text, marks)
+    values = []
+    while loader.check_node():
+        values.append(loader.document())
+    loader.dispose()
+    return values, _marks_in_order(values, marks)
+
+
+def _marks_in_order(values: list[object], marks: object) -> dict[int, object]:
+    out: dict[int, object] = {}
+    stack = list(reversed(values))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (dict, list)):
+            out[len(out)] = marks._at.get(id(item))  # type: ignore[attr-defined]
+            stack += reversed(list(item.values()) if isinstance(item, dict) else item)
+    return out
+
+
+def _same_as_the_loader(text: str) -> bool:
+    """The event reader gives what the loader gives, or leaves the text to it (False)."""
+    from engine.inputs.yaml import _read_events
+
+    read = _read_events(text, "t.yaml")
+    if read is None:
+        return False
+    values, marks = _loaded(text)
+    assert [d.value for d in read] == values
+    assert [d.index for d in read] == list(range(1, len(values) + 1))
+    assert _marks_in_order([d.value for d in read], read[0].marks if read else None) == marks
+    return True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TEXT,  # anchors, aliases, merge keys: the loader's
+        "a: 1\nb: 2\na: 3\n",  # a duplicate key
+        "!!omap [a: 1]\n",
+        "a: !!str 1\n",
+        "? [a]\n: 1\n",  # a key that is a list
+        "{1: a, true: b, null: c}\n",
+        "a: [" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2) + "\n",
+        "a: 'unclosed\n",
+        "k: =\n",
+    ],
+)
+def test_the_event_reader_leaves_what_it_does_not_read_to_the_loader(text: str) -> None:
+    from engine.inputs.yaml import _read_events
+
+    read = _read_events(text, "t.yaml")
+    assert read is None or _same_as_the_loader(text)
+
+
+def test_the_event_reader_reads_a_kubectl_snapshot_as_the_loader_does() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    texts = [p.read_text() for p in sorted((root / "data" / "kubectl").glob("*.yaml"))]
+    texts += ["", "---\n---\na: 1\n", "a:\nb: ''\nc: 2026-12-02T10:00:00Z\nd: [1, 1.5, .nan, ~, yes]\n"]
+    assert all(_same_as_the_loader(t) for t in texts)
+
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.floats(allow_nan=False))
+trees = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree=trees, flow=st.sampled_from([None, True, False]))
+def test_the_event_reader_reads_what_the_loader_reads(tree: object, flow: bool | None) -> None:
+    _same_as_the_loader(yaml.safe_dump({"items": [tree, tree]}, default_flow_style=flow, allow_unicode=True))

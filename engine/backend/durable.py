@@ -311,6 +311,7 @@ class DurableSession:
         self.index = FactIndex()
         self._epoch = 0
         self._planned: dict[str, tuple[int, tuple[Decision, ...]]] = {}
+        self._planned_at = 0  # the epoch of what ``_planned`` holds
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -331,8 +332,11 @@ class DurableSession:
 
     def _planned_decisions(self, owner: str) -> tuple[Decision, ...]:
         """What the planned rules decide about the binding fact ``owner``, on the facts as they are now."""
+        if self._planned_at != self._epoch:  # a fact changed: every cached answer is stale, and let go
+            self._planned.clear()
+            self._planned_at = self._epoch
         cached = self._planned.get(owner)
-        if cached is not None and cached[0] == self._epoch:
+        if cached is not None:
             return cached[1]
         anchor = self._facts.get(owner)
         found: list[Decision] = []

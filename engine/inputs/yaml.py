@@ -400,7 +400,110 @@ def load_text(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
     return _load_yaml(text, file)
 
 
+class _Unusual(Exception):
+    """Something the event reader leaves to the loader: an anchor, alias, tag, merge key or duplicate key, a
+    key that is no string, nesting past the bound, or invalid YAML (the loader says what is wrong and where)."""
+
+
+_SCALAR, _START_MAP, _START_SEQ = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def _read_events(text: str, file: str) -> list[Document] | None:
+    """Every document of ``text`` built straight from libyaml's events, without its node tree (which holds
+    a node and two marks per value: most of the memory of reading a fleet's snapshot, and a third of the
+    time); None when the text holds something only the loader reads (``_Unusual``). The values and marks
+    are those the loader gives."""
+    marks = Marks(file)
+    reader = _Loader(text, marks)
+    try:
+        return _EventBuilder(reader, marks).documents()
+    except (_Unusual, yaml.YAMLError):
+        return None
+    finally:
+        reader.dispose()
+
+
+class _EventBuilder:
+    def __init__(self, reader: _Loader, marks: Marks) -> None:
+        self.reader, self.marks = reader, marks
+        self.next: Callable[[], Any] = reader.get_event  # libyaml's events (loosely typed by the stubs)
+
+    def documents(self) -> list[Document]:
+        out: list[Document] = []
+        self.next()  # the stream's start
+        while True:
+            event = self.next()
+            if isinstance(event, yaml.StreamEndEvent):
+                return out
+            value = self.value(self.next(), 1)
+            self.next()  # the document's end
+            out.append(Document(value, len(out) + 1, self.marks))
+
+    def scalar(self, event: Any) -> Any:
+        if event.anchor is not None or event.tag is not None:
+            raise _Unusual("an anchor or a tag")
+        tag = self.reader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR:
+            return event.value
+        if tag == _MERGE:
+            raise _Unusual("a merge key")
+        constructor = self.reader.yaml_constructors.get(tag)
+        if constructor is None:
+            raise _Unusual(tag)
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        return constructor(self.reader, node)
+
+    def value(self, event: Any, depth: int) -> Any:
+        if type(event) is _SCALAR:
+            return self.scalar(event)
+        if getattr(event, "anchor", None) is not None or getattr(event, "tag", None) is not None:
+            raise _Unusual("an anchor, alias or tag")
+        if depth > MAX_DEPTH:
+            raise _Unusual("nesting")
+        where = (event.start_mark.line, event.start_mark.column)
+        if type(event) is _START_MAP:
+            mapping: dict[Any, Any] = {}
+            entries: dict[Any, tuple[int, int, int, int]] = {}
+            while True:
+                key_event: Any = self.next()
+                if isinstance(key_event, _END):
+                    break
+                if type(key_event) is not _SCALAR:
+                    raise _Unusual("a key that is a mapping or a list")
+                key = self.scalar(key_event)
+                if type(key) is not str:
+                    try:
+                        key = gojson.map_key(key)
+                    except gojson.NotJson as exc:
+                        raise _Unusual(str(exc)) from None
+                if key in mapping:
+                    raise _Unusual("a duplicate key")
+                value_event: Any = self.next()
+                mapping[key] = self.value(value_event, depth + 1)
+                k: Any = key_event.start_mark
+                v: Any = value_event.start_mark
+                entries[key] = (k.line, k.column, v.line, v.column)
+            self.marks.record(mapping, where, entries)
+            return mapping
+        if type(event) is _START_SEQ:
+            items: list[Any] = []
+            positions: dict[Any, tuple[int, int, int, int]] = {}
+            while True:
+                item_event = self.next()
+                if isinstance(item_event, _END):
+                    break
+                positions[len(items)] = (-1, -1, item_event.start_mark.line, item_event.start_mark.column)
+                items.append(self.value(item_event, depth + 1))
+            self.marks.record(items, where, positions)
+            return items
+        raise _Unusual(type(event).__name__)  # an alias
+
+
 def _load_yaml(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
+    read = _read_events(text, file)
+    if read is not None:
+        return read, []
     marks = Marks(file)
     loader = _Loader(text, marks)
     documents: list[Document] = []

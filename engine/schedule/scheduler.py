@@ -78,8 +78,12 @@ class Scheduler:
         share: bool = True,
         workload_affinity: bool = True,
         held: Mapping[str, HeldPlacement] | None = None,
+        explanations: bool = True,
     ) -> None:
         self.program = program
+        # each placement's explanations (the decisions behind each cluster, for `explain`); off, a placement
+        # keeps none of its binding's decisions, and they are freed as the evaluation goes on
+        self.explanations = explanations
         # the WorkloadAffinity gate: off, the detector records no groups on bindings (pkg/detector/detector.go)
         # and the scheduler's indexer keeps none (pkg/scheduler/indexer.go), so no workload term acts
         self.workload_affinity = workload_affinity
@@ -440,7 +444,7 @@ class Scheduler:
             previous=binding.cluster_names,
             affinity_term=attempt.term,
             trigger=why,
-            explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)),
+            explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)) if self.explanations else {},
             replicas=attempt.replicas if attempt.error is None else binding.replicas_by_cluster,
             components=(
                 tuple((c.name, c.replicas) for c in binding.components)
