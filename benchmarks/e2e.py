@@ -54,6 +54,28 @@ def clusters_of(path: Path) -> dict[str, list[str]]:
     return {p["binding"]: p["clusters"] for p in data["placements"]}
 
 
+def review(shape: str, clusters: int, workloads: int) -> dict[str, float]:
+    """Seconds of one `eval -o json`, a `diff` of two versions of the policies (one namespace's policy moved
+    to another region) and a `resilience` N-1 sweep by cluster, each end to end on the same snapshot."""
+    objects = fleets.SHAPES[shape](clusters, workloads)
+    policies = [o for o in objects if o["kind"] == "PropagationPolicy"]
+    changed = json.loads(json.dumps(policies))
+    changed[0]["spec"]["placement"]["clusterAffinity"]["labelSelector"]["matchLabels"][fleets.REGION] = "region-01"
+    with tempfile.TemporaryDirectory(prefix="fleetrules-e2e-") as tmp:
+        snapshot, base, head = Path(tmp) / "fleet.yaml", Path(tmp) / "base.yaml", Path(tmp) / "head.yaml"
+        for path, items in ((snapshot, objects), (base, policies), (head, changed)):
+            with path.open("w") as handle:
+                fleets.write(items, handle)
+        out = Path(tmp) / "out"
+        return {
+            "eval": timed([*FLEETRULES, "eval", str(snapshot), "-o", "json"], out)[0],
+            "diff": timed(
+                [*FLEETRULES, "diff", "--base", str(base), "--head", str(head), "--facts", str(snapshot)], out
+            )[0],
+            "resilience": timed([*FLEETRULES, "resilience", str(snapshot), "-o", "json"], out)[0],
+        }
+
+
 def measure(shape: str, clusters: int, workloads: int, runs: int, every: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="fleetrules-e2e-") as tmp:
         snapshot = Path(tmp) / "fleet.yaml"
@@ -84,8 +106,20 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000x10000", help="comma-separated CLUSTERSxWORKLOADS")
     parser.add_argument("--runs", type=int, default=2, help="runs of each command; the best is kept")
     parser.add_argument("--all", action="store_true", help="also time --rejections all")
+    parser.add_argument("--review", action="store_true", help="time diff and resilience against one eval instead")
     args = parser.parse_args()
     os.chdir(HERE.parent)
+    if args.review:
+        for size in args.sizes.split(","):
+            c, w = (int(x) for x in size.split("x"))
+            for shape in args.shapes.split(","):
+                t = review(shape, c, w)
+                print(
+                    f"{shape} {size}: eval {t['eval']:.2f} s; diff {t['diff']:.2f} s ({t['diff'] / t['eval']:.1f}x);"
+                    f" resilience N-1 {t['resilience']:.2f} s ({t['resilience'] / t['eval']:.1f}x)",
+                    flush=True,
+                )
+        return
     print("seconds end to end (best of runs), ratio to the reference, peak RSS, answer KB per binding")
     print(
         f"{'shape':>14} {'size':>11} {'MB':>6} {'reference':>9} {'json':>14} {'text':>14} {'RSS MiB':>8}"

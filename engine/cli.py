@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -352,22 +353,35 @@ def _now(value: str | None) -> dt.datetime | None:
     return evaluation_time(value, "--now")
 
 
+class _Snapshots(dict[str, str]):
+    """The text of rule files, and of snapshots read as facts, read again only when a diagnostic about one is
+    shown (a fleet's snapshot is tens of megabytes)."""
+
+    def __init__(self, texts: Mapping[str, str], snapshots: Mapping[str, Path]) -> None:
+        super().__init__(texts)
+        self.snapshots = dict(snapshots)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self and key in self.snapshots:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                self[key] = self.snapshots.pop(key).read_text(encoding="utf-8-sig")
+        return super().get(key, default)
+
+
 def _rules(paths: Sequence[str], snapshot: Facts | None = None) -> RuleSet:
     """The rule set under ``paths``; its errors raise, its warnings go to stderr. ``snapshot``: the facts
     read from the snapshot files named among ``paths``, whose policies are taken from there (read once)."""
     extra: list[File] = []
-    sources: dict[str, str] = {}
+    named: dict[str, Path] = {}
     if snapshot is not None:
-        named = [p for p in paths if _is_snapshot(p)]
+        named = {display_path(Path(p)): Path(p) for p in paths if _is_snapshot(p)}
         paths = [p for p in paths if not _is_snapshot(p)]
-        for path in named:
-            shown = display_path(Path(path))
+        for shown in named:
             own = tuple(p for p in snapshot.policies if p.span.file == shown)
             extra.append(File(path=shown, items=own, span=Span(shown, 1, 1, 1, 1)))
-            with contextlib.suppress(OSError, UnicodeDecodeError):  # for the snippets of its diagnostics
-                sources[shown] = Path(path).read_text(encoding="utf-8-sig")
     rule_set, diagnostics = load_rule_set(paths, extra, version=_version())
-    rule_set.sources.update(sources)
+    if named:
+        rule_set = replace(rule_set, sources=_Snapshots(rule_set.sources, named))
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise RuleError(errors, rule_set.sources)

@@ -78,7 +78,7 @@ class FleetrulesError(Exception):
         if isinstance(diagnostics, str):
             diagnostics = [error(diagnostics)]
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
-        self.sources: Mapping[str, str] = sources or {}
+        self.sources: Mapping[str, str] = sources if sources is not None else {}
         super().__init__("\n".join(render(d) for d in self.diagnostics))
 
     def render(self) -> str:
@@ -108,7 +108,7 @@ def render(diagnostic: Diagnostic, sources: Mapping[str, str] | None = None) -> 
             where = f"{span.file}: "
         return f"{where}{label}: {diagnostic.message}"
     head = f"{span}: {label}: {diagnostic.message}"
-    text = (sources or {}).get(span.file)
+    text = sources.get(span.file) if sources is not None else None
     if text is None:
         return head
     lines = text.splitlines()

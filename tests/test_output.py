@@ -159,3 +159,16 @@ def test_a_large_snapshot_is_read_once_as_rules_and_facts(tmp_path: Path, monkey
     assert reads == ["fleet.yaml"]
     assert answer.count('{"placement"') == 6000
     assert len(load_rules([path]).policies) == fleets.NAMESPACES
+
+
+def test_a_snapshot_read_once_still_shows_the_line_of_a_policys_error(tmp_path: Path) -> None:
+    (tmp_path / "snap.yaml").write_text(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\n"
+        "spec:\n  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment}\n  placement:\n"
+        "    spreadConstraints:\n    - {spreadByField: cluster, maxGroups: 1, minGroups: 3}\n---\n"
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n"
+    )
+    result = CliRunner().invoke(main, ["eval", str(tmp_path / "snap.yaml")])
+    assert result.exit_code == 2
+    assert "error: maxGroups lower than minGroups is not allowed" in result.stderr
+    assert "   9 |     - {spreadByField: cluster, maxGroups: 1, minGroups: 3}" in result.stderr

@@ -428,6 +428,7 @@ class _EventBuilder:
     def __init__(self, reader: _Loader, marks: Marks) -> None:
         self.reader, self.marks = reader, marks
         self.next: Callable[[], Any] = reader.get_event  # libyaml's events (loosely typed by the stubs)
+        self.plain: dict[str, Any] = {}  # a plain scalar's text → its value
 
     def documents(self) -> list[Document]:
         out: list[Document] = []
@@ -443,16 +444,24 @@ class _EventBuilder:
     def scalar(self, event: Any) -> Any:
         if event.anchor is not None or event.tag is not None:
             raise _Unusual("an anchor or a tag")
-        tag = self.reader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        text = event.value
+        if not event.implicit[0]:  # quoted, or a block scalar: a string (Resolver.resolve)
+            return text
+        found = self.plain.get(text, self)
+        if found is not self:
+            return found
+        tag = self.reader.resolve(yaml.ScalarNode, text, event.implicit)
         if tag == _STR:
-            return event.value
-        if tag == _MERGE:
+            value = text
+        elif tag == _MERGE:
             raise _Unusual("a merge key")
-        constructor = self.reader.yaml_constructors.get(tag)
-        if constructor is None:
-            raise _Unusual(tag)
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-        return constructor(self.reader, node)
+        else:
+            constructor = self.reader.yaml_constructors.get(tag)
+            if constructor is None:
+                raise _Unusual(tag)
+            value = constructor(self.reader, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style))
+        self.plain[text] = value  # scalars are immutable: one object for each text (a snapshot repeats them)
+        return value
 
     def value(self, event: Any, depth: int) -> Any:
         if type(event) is _SCALAR:
