@@ -185,6 +185,14 @@ class _Emitter:
         self.lines = ["def match(A, X, T, out):"]
         self._line(1, f"if not {self._cond(self.plan.anchor_cond, 'A')}:")
         self._line(2, "return")
+        # what stays the same for every match of the anchor is computed once, not per match: its pair of
+        # the matched facts, and the words of an action that read only the anchor
+        self._line(1, f"p_A = ({self.plan.anchor!r}, A['id'])")
+        self.hoisted: dict[int, str] = {}
+        for i, action in enumerate(self.rule.actions):
+            if isinstance(action, ir.Reject) and self._anchor_only(action.message):
+                self._line(1, f"w{i} = I({self._message(action.message)})")
+                self.hoisted[i] = f"w{i}"
         self._steps(0, 1, "return", "None")
         return "\n".join(self.lines) + "\n"
 
@@ -275,32 +283,31 @@ class _Emitter:
             self._line(depth, f"for m{at} in g{at}.values():")
             self._line(depth + 1, f"{fact} = m{at}[0]")
             self._line(depth + 1, f"q{at} = tuple(({step.alias!r}, m['id']) for m in m{at})")
-            self._bind(step, fact)
+            self._bind(step, fact, depth + 1)
             self._steps(at + 1, depth + 1, "continue", f"q{at}")
             return
         self._line(depth, f"for {fact} in {candidates}:")
         self._skip(depth + 1, step, fact)
-        self._bind(step, fact)
+        self._bind(step, fact, depth + 1)
         self._steps(at + 1, depth + 1, "continue", group)
 
     def _decide(self, depth: int, group: str) -> None:
         """Emit the decisions of one match: each action's, as engine.backend.durable's ``_decide`` makes
         them from the matched facts (the positive patterns' aliases, sorted: they are known here)."""
         aliases = sorted(self.var)
-        matched = "".join(f"({a!r}, {self.var[a]}['id']), " for a in aliases)
-        self._line(depth, f"matched = ({matched})")
+        self._line(depth, f"matched = ({''.join(f'p_{self.var[a]}, ' for a in aliases)})")
         exempt = "".join(
             f"({name!r}, {f'str({self.var[v.alias]}[{v.prop!r}])' if isinstance(v, ir.Ref) else repr(str(v))}), "
             for name, v in self.rule.exempt
         )
-        for action in self.rule.actions:
+        for i, action in enumerate(self.rule.actions):
             if not isinstance(action, (ir.Reject, ir.Prefer)):  # plans are made only for these (joins.plan)
                 raise AssertionError(f"a planned rule cannot {type(action).__name__.lower()}")
             binding, cluster = f"{self.var[action.binding]}['id']", f"{self.var[action.cluster]}['name']"
             if isinstance(action, ir.Reject):
-                message = self._message(action.message)
+                message = self.hoisted.get(i) or f"I({self._message(action.message)})"
                 reason = self._message(action.reason) if action.reason is not None else "''"
-                args = f"I({message}), 0, REJECT, {reason}"
+                args = f"{message}, 0, REJECT, {reason}"
             else:
                 weight = f"{action.weight} * len({group})" if group != "None" else str(action.weight)
                 args = f"'', {weight}, PREFER, ''"
@@ -317,6 +324,12 @@ class _Emitter:
         ]
         return " + ".join(parts) if parts else "''"
 
-    def _bind(self, step: Step, fact: str) -> None:
+    def _anchor_only(self, message: ir.Message) -> bool:
+        """Whether the message's holes read only the anchor's properties (it is the same for every match)."""
+        return all(isinstance(p, str) or p.alias == self.plan.anchor for p in message.parts)
+
+    def _bind(self, step: Step, fact: str, depth: int) -> None:
+        """``fact`` fills the step from here on, at ``depth``: its pair of the matched facts made once."""
         self.var[step.alias] = fact
         self.types[step.alias] = step.fact_type
+        self._line(depth, f"p_{fact} = ({step.alias!r}, {fact}['id'])")

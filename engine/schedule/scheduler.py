@@ -117,6 +117,7 @@ class Scheduler:
         # policy scope fact → (its revision, whether a user's rule decided in it)
         self._scoped_user: dict[str, tuple[int, bool]] = {}
         self._user_rules = any(r.user for r in self.compiled.rules)
+        self._termed = any(r.term is not None for r in self.compiled.rules)  # rules of clusterAffinities terms
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
@@ -369,7 +370,7 @@ class Scheduler:
         and exemptions."""
         lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
         gone = {id(d) for d in shared.exemptable if not self._applies(d, lists)} if lists else set()
-        mine = [d for d in own if self._counts(d, shared.term)]
+        mine = [d for d in own if self._counts(d, shared.term)] if self._termed else own
         applied: Sequence[Decision] = (
             [*(d for d in shared.decisions if id(d) not in gone), *mine] if gone else Joined(shared.decisions, mine)
         )

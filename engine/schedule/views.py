@@ -207,34 +207,41 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
     def __init__(self, base: Rejections, changes: Mapping[str, tuple[Reason, ...] | None]) -> None:
         super().__init__(base, changes)
 
+    def _grouped(self) -> tuple[list[str], dict[int, tuple[tuple[Reason, ...], list[str]]]]:
+        """(the changed clusters the shared rejections have, the changes grouped by their reasons' tuple):
+        a binding's changes are mostly one tuple of reasons on many clusters (a peer's), so they are counted
+        by that tuple's identity, not one cluster at a time (hashing dataclasses is slow)."""
+        changes = self._changes
+        before = sorted(changes.keys() & self._base._table.keys())
+        groups: dict[int, tuple[tuple[Reason, ...], list[str]]] = {}
+        for cluster, now in changes.items():
+            if now:
+                found = groups.get(id(now))
+                if found is None:
+                    groups[id(now)] = (now, [cluster])
+                else:
+                    found[1].append(cluster)
+        return before, groups
+
     def summary(self, names: int) -> tuple[Rejection, ...]:
-        # counted by the reasons' identities (the scheduler makes one Reason per rule and words; hashing a
-        # dataclass is slow), merged by value at the end
-        table = self._base._table
-        counts = {id(r): len(cs) for r, cs in self._base.by_reason().items()}
-        reasons = {id(r): r for r in self._base.by_reason()}
-        changed: dict[int, list[str]] = {}
-        for cluster, now in self._changes.items():
-            for reason in table.get(cluster, ()):
-                counts[id(reason)] -= 1
-            for reason in now or ():
-                key = id(reason)
-                counts[key] = counts.get(key, 0) + 1
-                reasons[key] = reason
-                changed.setdefault(key, []).append(cluster)
-        by_reason = self._base.by_reason()
-        merged: dict[Reason, tuple[int, list[str]]] = {}
-        for key, count in counts.items():
+        table, by_reason = self._base._table, self._base.by_reason()
+        counts: dict[Reason, int] = {r: len(cs) for r, cs in by_reason.items()}
+        changed: dict[Reason, list[str]] = {}
+        before, groups = self._grouped()
+        for cluster in before:
+            for reason in table[cluster]:
+                counts[reason] -= 1
+        for now, clusters in groups.values():
+            for reason in now:
+                counts[reason] = counts.get(reason, 0) + len(clusters)
+                changed.setdefault(reason, []).extend(clusters)
+        out = []
+        for reason, count in counts.items():
             if count <= 0:
                 continue
-            reason = reasons[key]
             kept = islice((c for c in by_reason.get(reason, ()) if c not in self._changes), names)
-            shown = heapq.nsmallest(names, [*kept, *changed.get(key, ())])
-            if reason in merged:  # an equal Reason of another identity
-                before, names_before = merged[reason]
-                count, shown = count + before, heapq.nsmallest(names, {*names_before, *shown})
-            merged[reason] = (count, shown)
-        return order(Rejection(r, n, tuple(shown)) for r, (n, shown) in merged.items())
+            out.append(Rejection(reason, count, tuple(heapq.nsmallest(names, [*kept, *changed.get(reason, ())]))))
+        return order(out)
 
     def parts(self) -> tuple[Mapping[str, tuple[Reason, ...]], Mapping[str, tuple[Reason, ...] | None]]:
         return self._base, self._changes
@@ -242,10 +249,9 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
     def histogram(self) -> Counter[str]:
         counts = Counter(self._base.histogram())
         table = self._base._table
-        for cluster, now in self._changes.items():
-            before = table.get(cluster)
-            if before:
-                counts[_first(before)] -= 1
-            if now:
-                counts[_first(now)] += 1
+        before, groups = self._grouped()
+        for cluster in before:
+            counts[_first(table[cluster])] -= 1
+        for now, clusters in groups.values():
+            counts[_first(now)] += len(clusters)
         return +counts
