@@ -10,6 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
+import e2e
+import fleets
 import run as bench
 
 
@@ -73,3 +75,21 @@ def test_the_targets_are_judged_on_the_runs_figures() -> None:
     assert lines[4].endswith("60 to 80 us (+33 %): NOT MET")
     fast = bench.targets({"1000x10000": _row("1000x10000", decisions_per_s=160_000.0, ratio=2.5)})
     assert fast[0].endswith(": met") and len(fast) == 3  # one size: no per-binding line, no 50k line
+
+
+@pytest.mark.parametrize("shape", sorted(e2e.REFERENCE_SHAPES))
+def test_the_plain_reference_decides_as_fleetrules_on_every_shape(shape: str, tmp_path: Path) -> None:
+    """benchmarks/e2e.py compares fleetrules with benchmarks/reference.py end to end: on each shape they place
+    every binding alike (so the ratio compares equal work), and some bindings of each are placed."""
+    import json
+
+    snapshot = tmp_path / "fleet.yaml"
+    with snapshot.open("w") as handle:
+        fleets.write(fleets.SHAPES[shape](60, 600), handle)
+    ours, theirs = tmp_path / "ours.json", tmp_path / "theirs.json"
+    e2e.timed([*e2e.FLEETRULES, "eval", str(snapshot), "-o", "json"], ours)
+    e2e.timed([sys.executable, str(e2e.HERE / "reference.py"), str(snapshot)], theirs)
+    placed = e2e.clusters_of(ours)
+    assert placed == e2e.clusters_of(theirs)
+    assert len(placed) == 600 and sum(1 for c in placed.values() if c) > 100
+    assert json.loads(theirs.read_text())["placements"][0]["binding"] == min(placed)
