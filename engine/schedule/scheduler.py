@@ -12,7 +12,7 @@ placements sound (see rules/workload_affinity.fr).
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
@@ -118,6 +118,17 @@ class Scheduler:
         self._scoped_user: dict[str, tuple[int, bool]] = {}
         self._user_rules = any(r.user for r in self.compiled.rules)
         self._termed = any(r.term is not None for r in self.compiled.rules)  # rules of clusterAffinities terms
+        # how often the facts of an owner (a binding's own facts) or of a group (NAMESPACE/GROUP: its members'
+        # placements) changed
+        self._changes: Counter[str] = Counter()
+        # resilience sweeps: a binding left unschedulable is not decided again while its own facts, its groups'
+        # placements and its policy's feasible clusters stay as they were (failures only take clusters away),
+        # so it stays unschedulable (its FitError message, which sweeps do not show, may count fewer reasons)
+        self.keep_unschedulable = False
+        self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
+        # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
+        self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[tuple[str, ...], ...]]] = {}
+        self._unschedulable: dict[str, tuple[tuple[Any, ...], Binding, Placement]] = {}
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
@@ -141,6 +152,9 @@ class Scheduler:
             if owned[0] == facts:
                 return
             self._retract_owned(owner, what)
+        elif not facts:
+            return
+        self._changes[owner] += 1
         if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
             self.owned[(owner, what)] = (facts, [self.session.assert_fact(fact_type, props) for props in facts])
 
@@ -201,6 +215,9 @@ class Scheduler:
 
     def update_binding(self, binding: Binding) -> None:
         """A binding's target or eviction tasks changed: replace those facts only."""
+        if self._synced.get(binding.key) is binding:  # its facts are this very binding's already
+            return
+        self._synced[binding.key] = binding
         owner = encoding.binding_owner(binding.key)
         self._member(owner, "clusters", binding.cluster_names)
         self._tasks(binding)
@@ -259,9 +276,14 @@ class Scheduler:
     # ------------------------------------------------------------ placements in the engine
     def _place(self, key: str, clusters: Sequence[str]) -> None:
         """Replace the binding's placement facts: retract the old (marker first), assert the new (marker last)."""
-        for fact_id in reversed(self.placement_ids.pop(key, [])):
-            self.session.retract(fact_id)
         b = self.binding_facts[key]
+        old = self.placement_ids.pop(key, [])
+        if old or clusters:  # the placements its groups' rules read change
+            for group in (b["affinity_group"], b["anti_affinity_group"]):
+                if group:
+                    self._changes[f"{b['namespace']}/{group}"] += 1
+        for fact_id in reversed(old):
+            self.session.retract(fact_id)
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
             return  # no rule could match its placements (saves a third of the engine's work at scale)
@@ -409,6 +431,35 @@ class Scheduler:
         reason the scheduler runs it (engine.schedule.reschedule.Trigger), recorded on the placement."""
         policy = self.binding_policy[binding.key]
         assert policy is not None
+        if self.keep_unschedulable:
+            kept = self._unschedulable.get(binding.key)
+            if kept is not None and kept[1] is binding and kept[0] == self._unchanged(binding, policy):
+                return kept[2]
+            placement = self._decide(binding, policy, why)
+            if placement.unschedulable and not placement.clusters:
+                self._unschedulable[binding.key] = (self._unchanged(binding, policy), binding, placement)
+            return placement
+        return self._decide(binding, policy, why)
+
+    def _unchanged(self, binding: Binding, policy: ast.Policy) -> tuple[Any, ...]:
+        """What an unschedulable binding's decision depends on, when only the built-in rules read placements
+        (through the groups): its own facts, its groups' placements, its policy's feasible clusters per term.
+        When other rules read placements too, a value equal to none other (nothing is kept)."""
+        if self.compiled.ungrouped & {"placement", "scheduled"}:
+            return (None, object())  # never equal: decided every time
+        b = self.binding_facts[binding.key]
+        groups = tuple(self._changes[f"{b['namespace']}/{g}"] for g in (b["affinity_group"], b["anti_affinity_group"]))
+        workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+        name = policy.name.value
+        revision = self.session.revision(self.scope_ids[name])
+        found = self._feasible_at.get((name, workload))
+        if found is None or found[0] != revision or found[1] is not self.candidates:
+            terms = self._terms.get(name) or affinity_terms(policy)
+            feasible = tuple(self._shared(name, t, workload).feasible.base for t in terms)
+            found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
+        return (self._changes[encoding.binding_owner(binding.key)], groups, found[2])
+
+    def _decide(self, binding: Binding, policy: ast.Policy, why: str) -> Placement:
         name = self._shown.get(policy.name.value, policy.name.value)
         if binding.key in self.held:
             self._note(binding.key, HELD_SCHEDULED)
