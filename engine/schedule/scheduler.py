@@ -127,7 +127,7 @@ class Scheduler:
         self.keep_unschedulable = False
         self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
-        self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[tuple[str, ...], ...]]] = {}
+        self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
         self._unschedulable: dict[str, tuple[tuple[Any, ...], Binding, Placement]] = {}
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
@@ -433,7 +433,7 @@ class Scheduler:
         assert policy is not None
         if self.keep_unschedulable:
             kept = self._unschedulable.get(binding.key)
-            if kept is not None and kept[1] is binding and kept[0] == self._unchanged(binding, policy):
+            if kept is not None and kept[1] is binding and _no_more_room(kept[0], self._unchanged(binding, policy)):
                 return kept[2]
             placement = self._decide(binding, policy, why)
             if placement.unschedulable and not placement.clusters:
@@ -455,7 +455,7 @@ class Scheduler:
         found = self._feasible_at.get((name, workload))
         if found is None or found[0] != revision or found[1] is not self.candidates:
             terms = self._terms.get(name) or affinity_terms(policy)
-            feasible = tuple(self._shared(name, t, workload).feasible.base for t in terms)
+            feasible = tuple(self._shared(name, t, workload).feasible.members for t in terms)
             found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
         return (self._changes[encoding.binding_owner(binding.key)], groups, found[2])
 
@@ -812,6 +812,12 @@ class Scheduler:
             elif note:
                 out.append(warning(f"binding {key}: {note}", subject=key))
         return tuple(out)
+
+
+def _no_more_room(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether a binding unschedulable ``then`` is so ``now``: its own facts and its groups' placements as they
+    were, and no term's feasible clusters more than they were (failures only take clusters away)."""
+    return then[:2] == now[:2] and all(n <= t for n, t in zip(now[2], then[2], strict=True))
 
 
 @dataclass
