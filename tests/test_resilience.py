@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from engine import load_facts, load_rules
 from engine.cli import main
 from engine.errors import UsageError
-from engine.inputs.facts import Facts
+from engine.inputs.facts import Facts, TargetCluster
 from engine.inputs.rules import RuleSet
 from engine.render.resilience import to_json, to_sarif, to_text
 from engine.review.resilience import Base, Scenario, scenarios, sweep
@@ -235,3 +235,52 @@ def test_each_scenario_says_where_each_binding_goes_and_what_state_travels_with_
     assert line in to_text(list(impacts.values())).splitlines()
     (data,) = json.loads(to_json([impacts["member1"]]))["scenarios"][0]["moves"]
     assert data["to"] == ["member2"] and data["preservedState"] == dict(move.state)
+
+
+@pytest.mark.parametrize("shape", ["regional", "unschedulable", "spread"])
+def test_unschedulable_bindings_kept_so_give_the_sweep_it_gives_deciding_each_again(shape: str) -> None:
+    """Sweeps do not decide again a binding left unschedulable while its own facts, its groups' placements
+    and its feasible clusters give it no more room: every scenario's impact is the one of deciding each
+    binding at every step (on fleets where most bindings are unschedulable, in groups and regions)."""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    import fleets
+
+    facts = load_facts(objects=fleets.SHAPES[shape](40, 400))
+    rules = RuleSet((), {})
+    plan = scenarios(facts.clusters, ["no-execute", "not-ready"]) + scenarios(facts.clusters, by="region")[:3]
+    impacts = []
+    for keep in (True, False):
+        base = Base(rules, facts)
+        base.scheduler.keep_unschedulable = keep
+        try:
+            impacts.append([base.run(s).data() for s in plan])
+        finally:
+            base.close()
+    assert impacts[0] == impacts[1]
+    assert any(i["unschedulable"] or i["moves"] for i in impacts[0])
+
+
+def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room() -> None:
+    """The memory of an unschedulable binding lasts only while nothing gives it room: a peer of its
+    anti-affinity group leaving a cluster does."""
+    from dataclasses import replace
+
+    from engine.evaluate import scheduler_for
+
+    rules, facts = _flink_ha()
+    scheduler = scheduler_for(rules, facts)
+    try:
+        scheduler.keep_unschedulable = True
+        placed = {p.binding: p for p in scheduler.schedule_all()}
+        bindings = {b.key: b for b in facts.bindings}
+        d, c = bindings["streaming/orders-d-flinkdeployment"], bindings["streaming/orders-c-flinkdeployment"]
+        assert placed[d.key].unschedulable and placed[c.key].clusters == ("member3",)
+        for key in (c.key, "streaming/orders-a-flinkdeployment", "streaming/orders-b-flinkdeployment"):
+            scheduler.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
+        assert scheduler.decide(d).unschedulable  # kept: nothing changed for it
+        scheduler.restore(replace(c, clusters=()))  # orders-c leaves member3
+        assert scheduler.decide(d).clusters == ("member3",)
+    finally:
+        scheduler.close()
