@@ -221,6 +221,9 @@ class Simulator:
 
     def _schedule(self, key: str) -> Placement:
         binding = self.world.bindings[key]
+        kept = self.engine.kept(binding)
+        if kept is not None:  # left unschedulable, and nothing gave it room since (resilience sweeps)
+            return kept
         self.engine.update_binding(binding)
         placement = self.engine.decide(binding)
         if placement.unschedulable and placement.clusters == binding.cluster_names:

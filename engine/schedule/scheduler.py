@@ -126,6 +126,7 @@ class Scheduler:
         # so it stays unschedulable (its FitError message, which sweeps do not show, may count fewer reasons)
         self.keep_unschedulable = False
         self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
+        self._group_names: dict[str, tuple[str, ...]] = {}  # binding key → NAMESPACE/GROUP of each of its groups
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
         self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
         self._unschedulable: dict[str, tuple[tuple[Any, ...], Binding, Placement]] = {}
@@ -432,14 +433,23 @@ class Scheduler:
         policy = self.binding_policy[binding.key]
         assert policy is not None
         if self.keep_unschedulable:
-            kept = self._unschedulable.get(binding.key)
-            if kept is not None and kept[1] is binding and _no_more_room(kept[0], self._unchanged(binding, policy)):
-                return kept[2]
+            kept = self.kept(binding)
+            if kept is not None:
+                return kept
             placement = self._decide(binding, policy, why)
             if placement.unschedulable and not placement.clusters:
                 self._unschedulable[binding.key] = (self._unchanged(binding, policy), binding, placement)
             return placement
         return self._decide(binding, policy, why)
+
+    def kept(self, binding: Binding) -> Placement | None:
+        """With ``keep_unschedulable``: the placement of this very binding when it was left unschedulable, if
+        nothing since has given it room (``_no_more_room``); else None."""
+        kept = self._unschedulable.get(binding.key) if self.keep_unschedulable else None
+        if kept is None or kept[1] is not binding:
+            return None
+        policy = self.binding_policy[binding.key]
+        return kept[2] if policy is not None and _no_more_room(kept[0], self._unchanged(binding, policy)) else None
 
     def _unchanged(self, binding: Binding, policy: ast.Policy) -> tuple[Any, ...]:
         """What an unschedulable binding's decision depends on, when only the built-in rules read placements
@@ -447,8 +457,13 @@ class Scheduler:
         When other rules read placements too, a value equal to none other (nothing is kept)."""
         if self.compiled.ungrouped & {"placement", "scheduled"}:
             return (None, object())  # never equal: decided every time
-        b = self.binding_facts[binding.key]
-        groups = tuple(self._changes[f"{b['namespace']}/{g}"] for g in (b["affinity_group"], b["anti_affinity_group"]))
+        names = self._group_names.get(binding.key)
+        if names is None:
+            b = self.binding_facts[binding.key]
+            names = self._group_names[binding.key] = tuple(
+                f"{b['namespace']}/{g}" for g in (b["affinity_group"], b["anti_affinity_group"]) if g
+            )
+        groups = tuple(self._changes[g] for g in names)
         workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
         name = policy.name.value
         revision = self.session.revision(self.scope_ids[name])
@@ -817,7 +832,7 @@ class Scheduler:
 def _no_more_room(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
     """Whether a binding unschedulable ``then`` is so ``now``: its own facts and its groups' placements as they
     were, and no term's feasible clusters more than they were (failures only take clusters away)."""
-    return then[:2] == now[:2] and all(n <= t for n, t in zip(now[2], then[2], strict=True))
+    return then[:2] == now[:2] and (now[2] is then[2] or all(n <= t for n, t in zip(now[2], then[2], strict=True)))
 
 
 @dataclass
