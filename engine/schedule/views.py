@@ -188,7 +188,7 @@ class Rejections(Summarized):
     def histogram(self) -> Counter[str]:
         if self._histogram is None:
             self._histogram = Counter(_first(reasons) for reasons in self._table.values() if reasons)
-        return self._histogram
+        return Counter(self._histogram)  # a copy: the counts are shared by every binding of the policy
 
 
 def _first(reasons: tuple[Reason, ...]) -> str:
@@ -247,7 +247,7 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
         return self._base, self._changes
 
     def histogram(self) -> Counter[str]:
-        counts = Counter(self._base.histogram())
+        counts = self._base.histogram()
         table = self._base._table
         before, groups = self._grouped()
         for cluster in before:
