@@ -448,6 +448,8 @@ def _write_report(path: str | None, html: Callable[[], str]) -> None:
     target = Path(path)
     if not target.parent.is_dir():
         raise UsageError(f"--report: no such directory: {target.parent}")
+    if target.is_symlink() or (target.exists() and not target.is_file()):  # a device, a FIFO, a link elsewhere
+        raise UsageError(f"--report: {path} exists and is not a regular file; give the path of a file to write")
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

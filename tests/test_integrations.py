@@ -73,15 +73,32 @@ def run_action(repo: Path, **given: str) -> dict[str, dict[str, str]]:
             name, expected = re.fullmatch(r"inputs\.([\w-]+) == '(\w+)'", condition).groups()  # type: ignore[union-attr]
             if inputs[name] != expected:
                 continue
-        command = _EXPRESSION.sub(lambda m: value(m.group(1)), step["run"])
+        command = step["run"]  # inputs come through the environment only (test_no_input_is_pasted_into_a_script)
         output = repo / f".output-{step['id']}"
         output.write_text("")
         env = {"GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(repo)}
+        env |= {k: _EXPRESSION.sub(lambda m: value(m.group(1)), str(v)) for k, v in step.get("env", {}).items()}
         done = sh(command, repo, env)
         outputs[step["id"]] = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
         outputs[step["id"]]["exit"] = str(done.returncode)
         outputs[step["id"]]["stdout"] = done.stdout
+        outputs[step["id"]]["stderr"] = done.stderr
     return outputs
+
+
+def test_no_input_is_pasted_into_a_script() -> None:
+    """GitHub substitutes ${{ }} into a run script before the shell reads it: an input would run commands."""
+    for step in ACTION["runs"]["steps"]:
+        assert "${{" not in step.get("run", ""), step["id"]
+
+
+def test_inputs_that_look_like_shell_are_only_paths(tmp_path: Path) -> None:
+    repo = policy_repo(tmp_path)
+    hostile = 'policies/ ; touch pwned-1 $(touch pwned-2) `touch pwned-3` "*"'
+    out = run_action(repo, rules=hostile, facts="facts/ ;touch pwned-4", **{"fail-on": "x; touch pwned-5"})
+    assert not list(repo.glob("pwned-*"))
+    assert out["check"]["code"] == "2"  # `;` and the rest are paths that do not exist
+    assert "no such file or directory: ;" in out["check"]["stderr"]
 
 
 def test_workflow_shape() -> None:
@@ -90,7 +107,9 @@ def test_workflow_shape() -> None:
     assert set(_uses()) <= set(ACTION["inputs"])  # the workflow gives the action only inputs it has
     assert ACTION["runs"]["using"] == "composite"
     (install,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == "install"]
-    assert '"${{ github.action_path }}"' in install["run"]  # what this repository provides, not PyPI
+    # what this repository provides, not PyPI
+    assert install["env"]["FLEETRULES_ACTION_PATH"] == "${{ github.action_path }}"
+    assert '"$FLEETRULES_ACTION_PATH"' in install["run"]
 
 
 def test_workflow_commands_on_a_pull_request(tmp_path: Path) -> None:

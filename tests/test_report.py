@@ -133,3 +133,23 @@ def test_resilience_report(tmp_path: Path) -> None:
     assert [r["data-scenario"] for r in rows][:3] == ["member1", "member2", "member3"]  # ranked, worst first
     assert rows[0]["class"] == "unschedulable" and rows[-1]["class"] == ""
     assert page.external == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])  # a directory: click's own usage error
+def test_the_report_refuses_to_replace_what_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    """--report writes a file beside the target and renames it over it: never over a FIFO, a device, a
+    directory or a symbolic link (whose target it would otherwise detach)."""
+    import os
+
+    target = tmp_path / "report.html"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        (tmp_path / "elsewhere.html").write_text("keep")
+        target.symlink_to(tmp_path / "elsewhere.html")
+    root = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
+    args = ["eval", str(root / "policy.fr"), "--facts", str(root / "facts"), "--report", str(target)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "exists and is not a regular file" in result.stderr
+    assert kind == "fifo" or ((tmp_path / "elsewhere.html").read_text() == "keep" and target.is_symlink())
