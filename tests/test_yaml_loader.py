@@ -234,3 +234,19 @@ trees = st.recursive(
 @given(tree=trees, flow=st.sampled_from([None, True, False]))
 def test_the_event_reader_reads_what_the_loader_reads(tree: object, flow: bool | None) -> None:
     _same_as_the_loader(yaml.safe_dump({"items": [tree, tree]}, default_flow_style=flow, allow_unicode=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("a: !!omap [b: 1]\n", "cannot read a list as !!omap"),
+        ("a: !!map [1]\n", "cannot read a list as !!map"),
+        ("a: !!seq {b: 1}\n", "cannot read a mapping as !!seq"),
+        ("a: !!int x\n", "cannot read 'x' as !!int"),
+        ("a: !!float x\n", "cannot read 'x' as !!float"),
+        ("a: !!bool x\n", "cannot read 'x' as !!bool"),
+    ],
+)
+def test_a_tag_its_value_cannot_have_is_a_problem_at_its_place(text: str, words: str) -> None:
+    _, problems = load_text(text, "t.yaml")
+    assert [(p.message, p.span.line, p.span.column) for p in problems if p.span] == [(f"invalid YAML: {words}", 1, 4)]

@@ -100,6 +100,7 @@ class Document:
 
 
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_KINDS: dict[type, str] = {yaml.SequenceNode: "list", yaml.MappingNode: "mapping"}
 _MERGE = "tag:yaml.org,2002:merge"
 
 
@@ -145,11 +146,16 @@ class _Loader(_Base):  # type: ignore[misc]
         if tag == _SEQ and isinstance(node, yaml.SequenceNode):
             return self.construct_sequence(node)
         constructor = self.yaml_constructors.get(tag)
-        if isinstance(node, yaml.ScalarNode) and constructor is not None:
-            value = constructor(self, node)
-        else:  # other tags and collections of them (sets, omaps, pairs; unknown tags are refused)
-            self.aliased = True  # PyYAML's own memo may share values here: the expanded size is checked
-            value = self.construct_object(node, deep=True)
+        try:
+            if isinstance(node, yaml.ScalarNode) and constructor is not None:
+                value = constructor(self, node)
+            else:  # other tags and collections of them (sets, omaps, pairs; unknown tags are refused)
+                self.aliased = True  # PyYAML's own memo may share values here: the expanded size is checked
+                value = self.construct_object(node, deep=True)
+        except (TypeError, ValueError, KeyError, AttributeError):  # a tag its value cannot have: !!int x
+            what = repr(node.value) if isinstance(node, yaml.ScalarNode) else f"a {_KINDS.get(type(node), 'mapping')}"
+            message = f"cannot read {what} as !!{tag.removeprefix('tag:yaml.org,2002:')}"
+            raise yaml.constructor.ConstructorError(None, None, message, node.start_mark) from None
         self.built[id(node)] = value
         return value
 
