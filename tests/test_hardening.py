@@ -192,3 +192,31 @@ def test_every_public_function_refuses_none_with_the_projects_error(name: str) -
 
     with pytest.raises(engine.FleetrulesError):
         getattr(engine, name)(None)
+
+
+@pytest.mark.parametrize(
+    ("event", "words"),
+    [
+        ("taint: {effect: NoExecute}", ["events[0].taint.cluster: required", "events[0].taint.key: required"]),
+        ("ready: {status: 'False'}", ["events[0].ready.cluster: required"]),
+        (
+            "taint: {cluster: member1, key: k, effect: NoExecute, bogus: 1}",
+            ["events[0].taint: unknown field 'bogus'; the fields of taint are cluster, key, effect, value"],
+        ),
+        (
+            "health: {binding: a/b, cluster: member1, status: Unhealthy}\n  when: later",
+            ["events[0]: unknown key 'when'; an event has 'at' and one of health, ready, taint, untaint"],
+        ),
+    ],
+)
+def test_an_events_fields_are_its_kinds_fields(tmp_path: Path, event: str, words: list[str]) -> None:
+    """An event missing a field its kind needs, or with one it does not have, is refused where it stands
+    (it was a KeyError, or silently ignored)."""
+    from engine.errors import FactError
+    from engine.inputs.events import load_events
+
+    path = tmp_path / "events.yaml"
+    path.write_text(f"start: 2026-12-02T10:00:00Z\nevents:\n- at: 0s\n  {event}\n")
+    with pytest.raises(FactError) as caught:
+        load_events(path)
+    assert [d.message for d in caught.value.diagnostics] == words

@@ -22,7 +22,7 @@ from pathlib import Path
 from engine.errors import Diagnostic, FactError, Span, error
 from engine.inputs.facts import LAST_YEAR, TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
-from engine.inputs.yaml import load_file
+from engine.inputs.yaml import Document, load_file
 from engine.syntax.parse import parse_duration
 
 
@@ -34,6 +34,36 @@ class EventKind(enum.StrEnum):
 
 
 EVENT_KINDS = tuple(k.value for k in EventKind)
+# each kind's fields: (required, optional)
+FIELDS: dict[EventKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    EventKind.HEALTH: (("binding", "cluster", "status"), ()),
+    EventKind.READY: (("cluster", "status"), ()),
+    EventKind.TAINT: (("cluster", "key", "effect"), ("value",)),
+    EventKind.UNTAINT: (("cluster", "key", "effect"), ("value",)),
+}
+
+
+def _field_problems(index: int, kind: EventKind, raw: dict[object, object], document: Document) -> list[Diagnostic]:
+    """The event's fields against its kind's: each unknown one, each required one missing."""
+    required, optional = FIELDS[kind]
+    known = (*required, *optional)
+    body = raw[kind.value]
+    assert isinstance(body, dict)
+    out = []
+    for key in body:
+        if str(key) not in known:
+            message = f"events[{index}].{kind}: unknown field {str(key)!r}; the fields of {kind} are {', '.join(known)}"
+            out.append(error(message, document.span(body, key, of_key=True)))
+    for name in required:
+        if name not in body:
+            out.append(error(f"events[{index}].{kind}.{name}: required", document.span(raw, kind.value)))
+    for key in raw:
+        if key not in ("at", kind.value):
+            message = (
+                f"events[{index}]: unknown key {str(key)!r}; an event has 'at' and one of {', '.join(EVENT_KINDS)}"
+            )
+            out.append(error(message, document.span(raw, key, of_key=True)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,8 +123,13 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
             message = f"events[{index}].at: {at} after start is past the year {LAST_YEAR}"
             out.append(error(message, document.span(raw, "at")))
             continue
+        kind = EventKind(kinds[0])
+        problems = _field_problems(index, kind, raw, document)
+        if problems:
+            out += problems
+            continue
         fields = {str(k): str(v) for k, v in raw[kinds[0]].items()}
-        events.append(Event(when, EventKind(kinds[0]), fields, where))
+        events.append(Event(when, kind, fields, where))
     if out:
         raise FactError(out)
     return start, sorted(events, key=lambda e: e.at)
