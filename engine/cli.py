@@ -287,9 +287,12 @@ def _rewrite(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        with contextlib.suppress(OSError):
+        try:  # the owner and group first: changing them clears the setuid and setgid bits the mode then sets
             os.chown(tmp, info.st_uid, info.st_gid)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.chown(tmp, -1, info.st_gid)  # not the owner's to give away: the group, where allowed
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -338,6 +341,13 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
             click.echo("".join(diff), nl=False)
         elif check_only:
             _say(f"would reformat {shown}")
+        elif not os.stat(path).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            # read-only on purpose: a rename would replace it all the same (and root may write anything)
+            _say(
+                f"{shown}: error: read-only file (mode {stat.S_IMODE(os.stat(path).st_mode):04o}); not reformatted",
+                err=True,
+            )
+            failed = unreadable = True
         else:
             _rewrite(path, formatted)
             _say(f"formatted {shown}", err=True)

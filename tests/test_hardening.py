@@ -220,3 +220,24 @@ def test_an_events_fields_are_its_kinds_fields(tmp_path: Path, event: str, words
     with pytest.raises(FactError) as caught:
         load_events(path)
     assert [d.message for d in caught.value.diagnostics] == words
+
+
+def test_fmt_leaves_a_read_only_file_alone_and_keeps_a_files_mode_bits(tmp_path: Path) -> None:
+    """A 0444 file is not reformatted (renaming over it would, even where writing into it is refused); a
+    rewritten file keeps its group and its setgid bit (changing the group after the mode cleared it)."""
+    import stat
+
+    messy = "policy p {\nselect { kind Deployment }\n}\n"
+    locked, shared = tmp_path / "locked.fr", tmp_path / "shared.fr"
+    locked.write_text(messy)
+    locked.chmod(0o444)
+    shared.write_text(messy)
+    shared.chmod(0o2775)
+    before = shared.stat()
+    result = CliRunner().invoke(engine.cli.main, ["fmt", str(locked), str(shared)])
+    assert result.exit_code == 2
+    assert "locked.fr: error: read-only file (mode 0444); not reformatted" in result.stderr
+    assert locked.read_text() == messy and stat.S_IMODE(locked.stat().st_mode) == 0o444
+    after = shared.stat()
+    assert shared.read_text() != messy
+    assert (stat.S_IMODE(after.st_mode), after.st_gid) == (stat.S_IMODE(before.st_mode), before.st_gid)
