@@ -1,5 +1,5 @@
 """``python -m engine`` runs the fleetrules command line."""
 
-from engine.cli import main
+from engine.cli import run
 
-main()
+run()

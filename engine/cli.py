@@ -66,7 +66,17 @@ from engine.render.tests import text as test_text
 from engine.render.timeline import timeline_text
 from engine.results import Result
 from engine.review.diff import CATEGORIES, compare
-from engine.review.resilience import FAILURES, GROUPINGS, RESILIENCE_GATES, Impact, resilience_changes, scenarios, sweep
+from engine.review.resilience import (
+    FAILURES,
+    GROUPINGS,
+    MAX_K,
+    MAX_WORKERS,
+    RESILIENCE_GATES,
+    Impact,
+    resilience_changes,
+    scenarios,
+    sweep,
+)
 from engine.review.testing import TEST_SUFFIX, run_tests
 from engine.syntax.ast import File
 from engine.syntax.fmt import format_file
@@ -777,8 +787,14 @@ def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Calla
     + "; ".join(f"{k}: {v}" for k, v in FAILURES.items()),
 )
 @click.option("--by", type=click.Choice(GROUPINGS), default="cluster", show_default=True, help="What fails together.")
-@click.option("--k", "k", type=click.IntRange(min=1), default=1, show_default=True, help="Fail every set of k at once.")
-@click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: one per core).")
+@click.option(
+    "--k", "k", type=click.IntRange(min=1, max=MAX_K), default=1, show_default=True, help="Fail every set of k at once."
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=MAX_WORKERS),
+    help="Local worker processes (default: one per core; never more than the scenarios).",
+)
 @click.option("--scheduler", "address", help="Run on the Dask cluster at this scheduler address (tcp://HOST:8786).")
 @click.option("--base", "base", multiple=True, type=click.Path(), help="Compare with these old rules (repeatable).")
 @click.option("--base-ref", help="Compare with the rules at this git revision.")
@@ -936,6 +952,20 @@ def lsp() -> None:
     serve()
 
 
+def run(prog_name: str | None = None) -> None:
+    """The command (the `fleetrules` script, `python -m engine`): ``main``, where output that cannot be written
+    even before a command runs (`--help > /dev/full`, a closed pipe) ends it with a message, not a traceback."""
+    try:
+        main(prog_name=prog_name)
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(EXIT_PIPE)
+    except OSError as exc:
+        _silence_stdout()
+        _say(f"fleetrules: error: cannot write the output: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
 def kubectl_main() -> None:
     """The kubectl plugin (`kubectl fleetrules …`): the same commands, named as kubectl users type them."""
-    main(prog_name="kubectl fleetrules")
+    run(prog_name="kubectl fleetrules")

@@ -102,7 +102,7 @@ def _fmt(*paths: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.parametrize("mode", [0o640, 0o444, 0o755])
+@pytest.mark.parametrize("mode", [0o640, 0o755])  # 0o444: left alone (test_fmt_leaves_a_read_only_file_alone…)
 def test_fmt_keeps_the_mode(tmp_path: Path, mode: int) -> None:
     path = tmp_path / "p.fr"
     path.write_text(UNFORMATTED)
@@ -201,7 +201,7 @@ def test_every_public_function_refuses_none_with_the_projects_error(name: str) -
         ("ready: {status: 'False'}", ["events[0].ready.cluster: required"]),
         (
             "taint: {cluster: member1, key: k, effect: NoExecute, bogus: 1}",
-            ["events[0].taint: unknown field 'bogus'; the fields of taint are cluster, key, effect, value"],
+            ["events[0].taint: unknown field 'bogus'; the fields of taint are cluster, key, value, effect"],
         ),
         (
             "health: {binding: a/b, cluster: member1, status: Unhealthy}\n  when: later",
@@ -241,3 +241,40 @@ def test_fmt_leaves_a_read_only_file_alone_and_keeps_a_files_mode_bits(tmp_path:
     after = shared.stat()
     assert shared.read_text() != messy
     assert (stat.S_IMODE(after.st_mode), after.st_gid) == (stat.S_IMODE(before.st_mode), before.st_gid)
+
+
+def test_output_that_cannot_be_written_before_a_command_runs_is_a_message(tmp_path: Path) -> None:
+    """`fleetrules --help > /dev/full`: click writes the help before any command; no traceback."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "engine", "--help"], stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert done.returncode == 2
+    assert done.stderr == "fleetrules: error: cannot write the output: No space left on device\n"
+
+
+def test_resilience_sizes_are_bounded_and_workers_never_outnumber_the_scenarios(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engine.review import resilience
+
+    root = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
+    for option in ("--k", "--workers"):
+        args = ["resilience", str(root / "policy.fr"), "--facts", str(root / "facts"), option, "9" * 20]
+        result = CliRunner().invoke(engine.cli.main, args)
+        assert result.exit_code == 2 and "is not in the range" in result.stderr
+    rules, facts = load_rules([root / "policy.fr"]), load_facts([root / "facts"])
+    with pytest.raises(UsageError, match="k: expected a whole number from 1 to 1000"):
+        resilience.scenarios(facts.clusters, k=2**70)
+    used: list[int] = []
+
+    def pool(job: object, plan: object, count: int, progress: object) -> list[object]:
+        used.append(count)
+        return []
+
+    monkeypatch.setattr(resilience, "_on_pool", pool)
+    plan = resilience.scenarios(facts.clusters)
+    resilience.sweep(rules, facts, plan, workers=300)
+    assert used == [len(plan)]

@@ -34,12 +34,13 @@ class EventKind(enum.StrEnum):
 
 
 EVENT_KINDS = tuple(k.value for k in EventKind)
-# each kind's fields: (required, optional)
+# each kind's fields: (required, optional; engine.failover.simulate's defaults: status Unknown for health,
+# True for ready, effect NoSchedule)
 FIELDS: dict[EventKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    EventKind.HEALTH: (("binding", "cluster", "status"), ()),
-    EventKind.READY: (("cluster", "status"), ()),
-    EventKind.TAINT: (("cluster", "key", "effect"), ("value",)),
-    EventKind.UNTAINT: (("cluster", "key", "effect"), ("value",)),
+    EventKind.HEALTH: (("binding", "cluster"), ("status",)),
+    EventKind.READY: (("cluster",), ("status",)),
+    EventKind.TAINT: (("cluster", "key"), ("value", "effect")),
+    EventKind.UNTAINT: (("cluster", "key"), ("value", "effect")),
 }
 
 

@@ -43,6 +43,8 @@ FAILURES = {
 GROUPINGS = ("cluster", "region", "zone", "provider")
 RESILIENCE_GATES = ("unschedulable", "spread-lost", "state-lost")
 MAX_SCENARIOS = 100_000
+MAX_K = 1_000  # clusters failing together in one scenario
+MAX_WORKERS = 1_024  # local worker processes
 # the base time: scenarios happen at it, tolerations and grace periods run from it
 BASE_TIME = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
@@ -145,8 +147,8 @@ def scenarios(
         raise UsageError(f"failure: unknown {unknown[0]!r}; known: {', '.join(FAILURES)}")
     if by not in GROUPINGS:
         raise UsageError(f"by: {by!r} is not one of {', '.join(GROUPINGS)}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise UsageError(f"k: expected a whole number of at least 1, found {k!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise UsageError(f"k: expected a whole number from 1 to {MAX_K}, found {k!r}")
     groups: dict[str, list[str]] = defaultdict(list)
     for c in sorted(clusters, key=lambda c: c.name):
         if c.deleting:
@@ -385,15 +387,17 @@ def sweep(
         raise UsageError("plan: expected a list of Scenario, as scenarios() makes")
     if not isinstance(controllers, Controllers):
         raise UsageError("controllers: expected a Controllers from Controllers.parse()")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise UsageError(f"workers: expected a whole number of at least 1, found {workers!r}")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS
+    ):
+        raise UsageError(f"workers: expected a whole number from 1 to {MAX_WORKERS}, found {workers!r}")
     job = Sweep(rules, facts, controllers, reference, key=uuid.uuid4().hex)  # a worker keeps one base per sweep
     if not plan:
         return []
     if scheduler is not None:
         return _on_dask(job, plan, scheduler, progress)
-    count = workers if workers is not None else (os.cpu_count() or 1)
-    if count == 1 or len(plan) == 1:
+    count = min(workers if workers is not None else (os.cpu_count() or 1), len(plan))  # no idle workers
+    if count == 1:
         base = Base(rules, facts, controllers, reference)
         try:
             out = []
