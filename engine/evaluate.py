@@ -176,6 +176,13 @@ def simulate(
     _progress_argument(progress)
     if not isinstance(start, dt.datetime) or start.tzinfo is None:
         raise UsageError(f"start: expected an aware datetime, found {start!r}")
+    if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
+        raise UsageError(f"events: expected a list of Event from load_events(), found {type(events).__name__}")
+    strays = [e for e in events if not isinstance(e, Event)]
+    if strays:
+        raise UsageError(f"events: expected Event objects from load_events(), found {type(strays[0]).__name__}")
+    if warn is not None and not callable(warn):
+        raise UsageError(f"warn: expected a function of a Diagnostic, found {type(warn).__name__}")
     scheduler = scheduler_for(rules, facts, reference is True, controllers)
     try:
         simulator = Simulator(scheduler, start, controllers)

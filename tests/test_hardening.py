@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -71,6 +72,13 @@ def test_a_str_path_is_one_path() -> None:
     assert load_facts(HA / "facts").bindings
 
 
+def _simulate(events: Any = (), warn: Any = None) -> object:
+    from engine import simulate
+
+    start = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
+    return simulate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), start, events, warn)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -79,6 +87,12 @@ def test_a_str_path_is_one_path() -> None:
         (lambda: load_rules([None]), "expected paths (str or pathlib.Path), found NoneType"),  # type: ignore[list-item]
         (lambda: load_facts([], {"kind": "Cluster"}), "objects: expected a list of Kubernetes objects"),  # type: ignore[dict-item]
         (lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), now=3), "now: expected an aware"),  # type: ignore[arg-type]
+        (lambda: load_facts(texts=5), "texts: expected a list of (name, text) pairs, found int"),  # type: ignore[arg-type]
+        (lambda: load_facts(texts=[("a", 5)]), "texts: expected (name, text) pairs of strings"),  # type: ignore[list-item]
+        (lambda: _simulate(events=5), "events: expected a list of Event from load_events(), found int"),
+        (lambda: _simulate(events=[5]), "events: expected Event objects from load_events(), found int"),
+        (lambda: _simulate(warn=5), "warn: expected a function of a Diagnostic, found int"),
+        (lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), explanations=1), "explanations"),  # type: ignore[arg-type]
     ],
 )
 def test_public_functions_check_their_arguments(call: Any, message: str) -> None:

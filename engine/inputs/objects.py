@@ -738,6 +738,12 @@ def load_facts(
     UsageError for arguments of the wrong kind)."""
     if isinstance(objects, (Mapping, str, bytes)) or not isinstance(objects, Iterable):
         raise UsageError(f"objects: expected a list of Kubernetes objects (mappings), found {type(objects).__name__}")
+    if isinstance(texts, (Mapping, str, bytes)) or not isinstance(texts, Iterable):
+        raise UsageError(f"texts: expected a list of (name, text) pairs, found {type(texts).__name__}")
+    texts = list(texts)
+    for item in texts:
+        if not (isinstance(item, tuple) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            raise UsageError(f"texts: expected (name, text) pairs of strings, found {item!r:.60}")
     facts = FactSet()
     read: list[tuple[str, str | None, list[Diagnostic]]] = []
     for path in fact_files(paths):
