@@ -292,3 +292,14 @@ def test_resilience_sizes_are_bounded_and_workers_never_outnumber_the_scenarios(
     plan = resilience.scenarios(facts.clusters)
     resilience.sweep(rules, facts, plan, workers=300)
     assert used == [len(plan)]
+
+
+@pytest.mark.parametrize("verb", ["check", "fmt"])
+def test_a_rule_nested_past_the_bound_is_an_error_not_a_recursion(tmp_path: Path, verb: str) -> None:
+    """600 chained `not` overflowed Python's recursion in every stage after the parser."""
+    path = tmp_path / "deep.fr"
+    path.write_text("rule r {\n  when binding b (" + "not " * 600 + 'b.name == "x")\n  then reject c for b "m"\n}\n')
+    result = CliRunner().invoke(engine.cli.main, [verb, str(path)])
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output + result.stderr
+    assert "deep.fr:2:" in result.output + result.stderr
+    assert "nested more than 100 levels deep" in result.output + result.stderr

@@ -26,6 +26,8 @@ from engine.errors import Diagnostic, RuleError, Span, error, expect
 from engine.syntax import ast
 
 MAX_ERRORS = 50
+# how deep the syntax tree may nest (`not not not …`, parentheses): every later stage walks it recursively
+MAX_NESTING = 100
 _CLOSERS = {"RBRACE", "RPAR", "RSQB"}
 # After a syntax error, this many tokens must fit again before another error is reported.
 _QUIET_AFTER_ERROR = 3
@@ -196,6 +198,12 @@ def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, l
         if not diagnostics:
             diagnostics.append(error("the file could not be parsed", Span(path, 1, 1, 1, 2)))
         return None, diagnostics
+    deep = _too_deep(tree, MAX_NESTING)
+    if deep is not None:
+        line, column = getattr(deep.meta, "line", 1), getattr(deep.meta, "column", 1)
+        where = Span(path, line, column, line, column + 1)
+        diagnostics.append(error(f"nested more than {MAX_NESTING} levels deep", where))
+        return None, diagnostics
     try:
         items = _ToAst(path, diagnostics).transform(tree)
     except VisitError as exc:
@@ -204,6 +212,17 @@ def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, l
         diagnostics.extend(exc.orig_exc.diagnostics)
         return None, diagnostics
     return ast.File(items=tuple(items), comments=tuple(comments), path=path, span=Span(path, 1, 1, 1, 1)), diagnostics
+
+
+def _too_deep(tree: Tree[Token], limit: int) -> Tree[Token] | None:
+    """The first subtree more than ``limit`` levels below ``tree`` (walked without recursion), or None."""
+    stack: list[tuple[Tree[Token], int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return node
+        stack += [(child, depth + 1) for child in node.children if isinstance(child, Tree)]
+    return None
 
 
 def duration_seconds(text: str) -> int:
