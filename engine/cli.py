@@ -351,12 +351,9 @@ def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
             click.echo("".join(diff), nl=False)
         elif check_only:
             _say(f"would reformat {shown}")
-        elif not os.stat(path).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        elif not (mode := stat.S_IMODE(os.stat(path).st_mode)) & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
             # read-only on purpose: a rename would replace it all the same (and root may write anything)
-            _say(
-                f"{shown}: error: read-only file (mode {stat.S_IMODE(os.stat(path).st_mode):04o}); not reformatted",
-                err=True,
-            )
+            _say(f"{shown}: error: read-only file (mode {mode:04o}); not reformatted", err=True)
             failed = unreadable = True
         else:
             _rewrite(path, formatted)

@@ -95,17 +95,18 @@ def names(shown: Sequence[str], count: int) -> str:
     return listed if count <= len(shown) else f"{listed} and {count - len(shown)} more"
 
 
+def _sections(result: Result, every_cluster: bool) -> Iterator[tuple[str, Iterable[Any]]]:
+    """The lists of the JSON and YAML document after its schema version, each made as it is written."""
+    yield "placements", (placement_data(p, every_cluster) for p in result.placements)
+    yield "evictions", (e.data() for e in result.evictions)
+    if result.unmatched:
+        yield "unmatched", result.unmatched
+
+
 def result_data(result: Result, every_cluster: bool = False) -> dict[str, Any]:
     """The result as JSON and YAML show it (docs/output.md); ``every_cluster``: see ``placement_data``."""
     expect("result", result, Result, "a Result from evaluate()")
-    data: dict[str, Any] = {
-        "schemaVersion": SCHEMA_VERSION,
-        "placements": [placement_data(p, every_cluster) for p in result.placements],
-        "evictions": [e.data() for e in result.evictions],
-    }
-    if result.unmatched:
-        data["unmatched"] = list(result.unmatched)
-    return data
+    return {"schemaVersion": SCHEMA_VERSION} | {key: list(items) for key, items in _sections(result, every_cluster)}
 
 
 def to_json(result: Result, every_cluster: bool = False) -> str:
@@ -116,13 +117,10 @@ def json_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
     """``to_json`` one placement at a time: an object whose lists hold one placement or eviction per line
     (a fleet's answer is written as it is made, and one binding is one line to grep)."""
     expect("result", result, Result, "a Result from evaluate()")
-    yield f'{{\n  "schemaVersion": {SCHEMA_VERSION},\n  "placements": '
-    yield from _json_list(placement_data(p, every_cluster) for p in result.placements)
-    yield ',\n  "evictions": '
-    yield from _json_list(e.data() for e in result.evictions)
-    if result.unmatched:
-        yield ',\n  "unmatched": '
-        yield from _json_list(result.unmatched)
+    yield f'{{\n  "schemaVersion": {SCHEMA_VERSION}'
+    for key, items in _sections(result, every_cluster):
+        yield f',\n  "{key}": '
+        yield from _json_list(items)
     yield "\n}\n"
 
 
@@ -155,10 +153,8 @@ def yaml_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
     """``to_yaml`` one placement at a time (the same text)."""
     expect("result", result, Result, "a Result from evaluate()")
     yield f"schemaVersion: {SCHEMA_VERSION}\n"
-    yield from _yaml_list("placements", (placement_data(p, every_cluster) for p in result.placements))
-    yield from _yaml_list("evictions", (e.data() for e in result.evictions))
-    if result.unmatched:
-        yield _yaml({"unmatched": list(result.unmatched)})
+    for key, items in _sections(result, every_cluster):
+        yield from _yaml_list(key, items)
 
 
 def _yaml(value: Any) -> str:

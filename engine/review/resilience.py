@@ -265,12 +265,12 @@ class Base:
         moved, unschedulable, replicas_lost, moves = [], [], 0, []
         for key in touched:
             before, after = self.bindings[key], world.bindings[key]
+            carried = tuple(sorted(state.get(key, {}).items()))
             if before.cluster_names and (not after.cluster_names or key in failed_placement):
                 unschedulable.append(key)
-                moves.append(Move(key, before.cluster_names, (), tuple(sorted(state.get(key, {}).items()))))
+                moves.append(Move(key, before.cluster_names, (), carried))
             elif after.cluster_names != before.cluster_names:
                 moved.append(key)
-                carried = tuple(sorted(state.get(key, {}).items()))
                 moves.append(Move(key, before.cluster_names, after.cluster_names, carried))
             replicas_lost += max(0, _replicas(before) - _replicas(after))
         spread_lost = []

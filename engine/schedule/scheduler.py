@@ -280,9 +280,8 @@ class Scheduler:
         b = self.binding_facts[key]
         old = self.placement_ids.pop(key, [])
         if old or clusters:  # the placements its groups' rules read change
-            for group in (b["affinity_group"], b["anti_affinity_group"]):
-                if group:
-                    self._changes[f"{b['namespace']}/{group}"] += 1
+            for group in self._group_names_of(key):
+                self._changes[group] += 1
         for fact_id in reversed(old):
             self.session.retract(fact_id)
         ungrouped = self.compiled.ungrouped
@@ -457,13 +456,7 @@ class Scheduler:
         When other rules read placements too, a value equal to none other (nothing is kept)."""
         if self.compiled.ungrouped & {"placement", "scheduled"}:
             return (None, object())  # never equal: decided every time
-        names = self._group_names.get(binding.key)
-        if names is None:
-            b = self.binding_facts[binding.key]
-            names = self._group_names[binding.key] = tuple(
-                f"{b['namespace']}/{g}" for g in (b["affinity_group"], b["anti_affinity_group"]) if g
-            )
-        groups = tuple(self._changes[g] for g in names)
+        groups = tuple(self._changes[g] for g in self._group_names_of(binding.key))
         workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
         name = policy.name.value
         revision = self.session.revision(self.scope_ids[name])
@@ -473,6 +466,16 @@ class Scheduler:
             feasible = tuple(self._shared(name, t, workload).feasible.members for t in terms)
             found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
         return (self._changes[encoding.binding_owner(binding.key)], groups, found[2])
+
+    def _group_names_of(self, key: str) -> tuple[str, ...]:
+        """NAMESPACE/GROUP of each workload affinity group of the binding (its binding fact's), made once."""
+        names = self._group_names.get(key)
+        if names is None:
+            b = self.binding_facts[key]
+            names = self._group_names[key] = tuple(
+                f"{b['namespace']}/{g}" for g in (b["affinity_group"], b["anti_affinity_group"]) if g
+            )
+        return names
 
     def _decide(self, binding: Binding, policy: ast.Policy, why: str) -> Placement:
         name = self._shown.get(policy.name.value, policy.name.value)
