@@ -172,3 +172,21 @@ def test_a_snapshot_read_once_still_shows_the_line_of_a_policys_error(tmp_path: 
     assert result.exit_code == 2
     assert "error: maxGroups lower than minGroups is not allowed" in result.stderr
     assert "   9 |     - {spreadByField: cluster, maxGroups: 1, minGroups: 3}" in result.stderr
+
+
+def test_eval_builds_no_report_unless_asked(monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
+    """The HTML report (bindings by clusters) is made only with --report: it cost as much as the evaluation."""
+    import engine.cli
+
+    def refused(*_: object, **__: object) -> str:
+        raise AssertionError("the report was built")
+
+    monkeypatch.setattr(engine.cli, "report_html", refused)
+    assert _eval("examples/flink-ha/policy.fr", "--facts", "examples/flink-ha/facts").startswith("analytics/")
+
+
+def test_placements_without_explanations_are_the_same_placements(in_root: Path) -> None:
+    rules, facts = load_rules(["examples/flink-ha/policy.fr"]), load_facts(["examples/flink-ha/facts"])
+    kept, lean = evaluate(rules, facts), evaluate(rules, facts, explanations=False)
+    assert kept == lean and to_json(kept, True) == to_json(lean, True)
+    assert any(p.explanations for p in kept.placements) and not any(p.explanations for p in lean.placements)

@@ -310,8 +310,8 @@ class DurableSession:
         # computed when asked for, and kept until a fact they could depend on changes)
         self.index = FactIndex()
         self._epoch = 0
-        self._planned: dict[str, tuple[int, tuple[Decision, ...]]] = {}
-        self._planned_at = 0  # the epoch of what ``_planned`` holds
+        self._planned: dict[str, tuple[Decision, ...]] = {}  # by binding fact, as of epoch ``_planned_at``
+        self._planned_at = 0
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -337,14 +337,14 @@ class DurableSession:
             self._planned_at = self._epoch
         cached = self._planned.get(owner)
         if cached is not None:
-            return cached[1]
+            return cached
         anchor = self._facts.get(owner)
         found: list[Decision] = []
         if anchor is not None and anchor["t"] == "binding":
             for plan in self.program.plans.values():
                 planned_decisions(plan, anchor, self.index, found)
-        out = self._planned[owner] = (self._epoch, tuple(found))
-        return out[1]
+        out = self._planned[owner] = tuple(found)
+        return out
 
     def evictions(self) -> Sequence[Decision]:
         return tuple(self._evictions)

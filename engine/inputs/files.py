@@ -54,10 +54,15 @@ def path_list(paths: object, what: str = "paths") -> list[str | os.PathLike[str]
 
 
 def read_source(
-    path: Path, shown: str, diagnostics: list[Diagnostic], at: Span | None = None, max_bytes: int = MAX_FILE_BYTES
+    path: Path,
+    shown: str,
+    diagnostics: list[Diagnostic],
+    at: Span | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    what: str = "rule files",
 ) -> str | None:
     """The UTF-8 text of a file, or None with a diagnostic saying why it could not be read (``max_bytes``:
-    the limit of its size; a snapshot given as rules has the limit of fact files)."""
+    the limit of its size, which ``what`` is held to; a snapshot given as rules has the limit of fact files)."""
     where = at or Span(shown, 0, 0, 0, 0)
 
     def unreadable(message: str, span: Span = where) -> None:
@@ -66,7 +71,6 @@ def read_source(
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            what = "rule files" if max_bytes == MAX_FILE_BYTES else "snapshots"
             unreadable(f"{shown} is {size} bytes; {what} are limited to {max_bytes}")
             return None
         data = path.read_bytes()

@@ -78,8 +78,12 @@ class _Loader:
         self.files[key] = None
         # a YAML file is a snapshot (its policies are the rules): limited as fact files are, apart from the rules
         snapshot = path.suffix in POLICY_SUFFIXES
-        limit = MAX_BYTES if snapshot else MAX_FILE_BYTES
-        text = self.overrides[key] if key in self.overrides else read_source(path, shown, self.diagnostics, at, limit)
+        limit, what = (MAX_BYTES, "snapshots") if snapshot else (MAX_FILE_BYTES, "rule files")
+        text = (
+            self.overrides[key]
+            if key in self.overrides
+            else read_source(path, shown, self.diagnostics, at, limit, what)
+        )
         if text is None:
             return
         self.total_bytes += 0 if snapshot else len(text.encode("utf-8"))
