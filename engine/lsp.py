@@ -140,14 +140,17 @@ def _rule_hover(rule: ast.Rule) -> str:
         patterns = ", ".join(f"{'not ' if p.negated else ''}{p.fact_type}" for p in ir_rule.patterns)
         lines.append("")
         lines.append(f"Matches: {patterns}")
-        if lifted.scoped:
-            where = "in durable-rules, once per policy and cluster (it reads the binding only through its policy)"
-        elif join is not None:
+        if join is not None:
             steps = ", ".join(
                 f"{'no ' if s.negated else ''}{s.fact_type}" + (f" by {', '.join(s.keys)}" if s.keys else "")
                 for s in join.steps
             )
-            where = f"as an indexed join from each binding: {steps}"
+            if lifted.scoped:
+                where = f"as an indexed join once per policy (it reads the binding only through its policy): {steps}"
+            else:
+                where = f"as an indexed join from each binding: {steps}"
+        elif lifted.scoped:
+            where = "in durable-rules, once per policy and cluster (it reads the binding only through its policy)"
         else:
             where = "in durable-rules, per binding"
         lines.append(f"Evaluated {where}.")

@@ -49,9 +49,18 @@ def test_built_in_group_rules_are_planned_as_index_lookups(tmp_path: Path) -> No
     ]
     assert plan(rules["api-enablement"]) is not None  # every pattern reached through an equality
     assert plan(rules["cluster-eviction"]) is not None
-    # lifted to policy scope: grows with policies and clusters, stays in durable-rules
-    assert plan(rules["taint-toleration"]) is None
-    assert plan(rules["p/clusters.labels"]) is None
+    # lifted to policy scope: anchored on the policy's scope, a scan of the clusters once per policy
+    taints = plan(rules["taint-toleration"])
+    assert taints is not None and taints.anchor_type == "policy_scope"
+    assert [(s.fact_type, s.negated, s.keys) for s in taints.steps] == [
+        ("taint", False, ()),
+        ("cluster_toleration", True, ("policy",)),  # a `not` as soon as what it compares with is matched
+        ("cluster", False, ("name",)),
+    ]
+    labels = plan(rules["p/clusters.labels"])
+    assert labels is not None and labels.anchor_type == "policy_scope"
+    assert [(s.fact_type, s.keys) for s in labels.steps] == [("cluster", ())]
+    assert labels.reads == {"policy_scope", "cluster"}
 
 
 def test_a_rule_that_scans_every_cluster_for_every_binding_stays_in_the_engine(tmp_path: Path) -> None:

@@ -229,6 +229,13 @@ class DurableProgram:
         # the fact types durable-rules must see, and those the plans read
         self.engine_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
         self.planned_types = frozenset(p.fact_type for i in self.plans for p in rules[i].patterns)
+        # the plans by the type of fact they are anchored on, and the fact types each anchor type's plans read
+        self.anchored: dict[str, list[CompiledPlan]] = defaultdict(list)
+        for compiled_plan in self.plans.values():
+            self.anchored[compiled_plan.plan.anchor_type].append(compiled_plan)
+        self.reads: dict[str, frozenset[str]] = {
+            anchor: frozenset().union(*(p.plan.reads for p in plans)) for anchor, plans in self.anchored.items()
+        }
         self.name = f"fleetrules_{next(_NAMES)}"
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
@@ -309,9 +316,9 @@ class DurableSession:
         # the facts the join plans read, indexed, and how often they changed (planned decisions are
         # computed when asked for, and kept until a fact they could depend on changes)
         self.index = FactIndex()
-        self._epoch = 0
-        self._planned: dict[str, tuple[Decision, ...]] = {}  # by binding fact, as of epoch ``_planned_at``
-        self._planned_at = 0
+        self._changes: dict[str, int] = defaultdict(int)  # planned-read fact type → how often its facts changed
+        # by anchor type: (the stamp the answers are as of, the answers by anchor fact id)
+        self._planned: dict[str, tuple[int, dict[str, tuple[Decision, ...]]]] = {}
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -328,22 +335,32 @@ class DurableSession:
     def revision(self, owner: str) -> int:
         revision = self._revision.get(owner, 0)
         fact = self._facts.get(owner) if self.program.plans else None
-        return revision + self._epoch if fact is not None and fact["t"] == "binding" else revision
+        return revision + self._stamp(fact["t"]) if fact is not None else revision
+
+    def _stamp(self, anchor_type: str) -> int:
+        """A number that changes whenever a fact the plans anchored on ``anchor_type`` read changes."""
+        return sum(self._changes[t] for t in self.program.reads.get(anchor_type, ()))
 
     def _planned_decisions(self, owner: str) -> tuple[Decision, ...]:
-        """What the planned rules decide about the binding fact ``owner``, on the facts as they are now."""
-        if self._planned_at != self._epoch:  # a fact changed: every cached answer is stale, and let go
-            self._planned.clear()
-            self._planned_at = self._epoch
-        cached = self._planned.get(owner)
+        """What the planned rules decide about the binding (or policy scope) fact ``owner``, on the facts as
+        they are now; kept until a fact of a type those rules read changes (then every answer about a fact of
+        the owner's type is stale, and let go)."""
+        anchor = self._facts.get(owner)
+        if anchor is None or anchor["t"] not in self.program.reads:
+            return ()
+        anchor_type = anchor["t"]
+        stamp = self._stamp(anchor_type)
+        at, answers = self._planned.get(anchor_type, (-1, {}))
+        if at != stamp:
+            answers = {}
+            self._planned[anchor_type] = (stamp, answers)
+        cached = answers.get(owner)
         if cached is not None:
             return cached
-        anchor = self._facts.get(owner)
         found: list[Decision] = []
-        if anchor is not None and anchor["t"] == "binding":
-            for plan in self.program.plans.values():
-                planned_decisions(plan, anchor, self.index, found)
-        out = self._planned[owner] = tuple(found)
+        for plan in self.program.anchored[anchor_type]:
+            planned_decisions(plan, anchor, self.index, found)
+        out = answers[owner] = tuple(found)
         return out
 
     def evictions(self) -> Sequence[Decision]:
@@ -378,7 +395,7 @@ class DurableSession:
             self._facts[fact_id] = fact
             if fact_type in self.program.planned_types:
                 self.index.add(fact_type, fact_id, fact)
-                self._epoch += 1
+                self._changes[fact_type] += 1
             self._raise_errors()
             if fact_type in self.program.negated:
                 self._recheck_negations(fact_type, fact)
@@ -426,7 +443,7 @@ class DurableSession:
         fact_type = fact["t"]
         if fact_type in self.program.planned_types:
             self.index.remove(fact_type, fact_id, fact)
-            self._epoch += 1
+            self._changes[fact_type] += 1
         if fact_type in self.program.engine_types:
             with _LOCK:
                 for name in self.program.names:

@@ -137,6 +137,7 @@ class CompiledPlan:
 
     def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
         emitter = _Emitter(plan, rule, index)
+        self.plan = plan
         self.source = emitter.source()
         self.lookups = tuple(emitter.lookups)
         scope: dict[str, Any] = {
@@ -179,7 +180,7 @@ class _Emitter:
         self.constants: list[Any] = []  # literals other than str, int and bool: K[i]
         self.lookups: list[tuple[str, tuple[str, ...]]] = []  # X[i]: the index on (type, keys)
         self.var = {plan.anchor: "A"}  # alias → the local that holds its fact
-        self.types = {plan.anchor: "binding"}
+        self.types = {plan.anchor: plan.anchor_type}
 
     def source(self) -> str:
         self.lines = ["def match(A, X, T, out):"]

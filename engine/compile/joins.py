@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from engine.compile import ir
+from engine.syntax.schema import POLICY_SCOPE
 
 # Fact types of which there is one (or one per target cluster) per binding: a rule that joins them is
 # the work that grows with the bindings.
@@ -51,6 +52,12 @@ class JoinPlan:
     anchor: str
     anchor_cond: ir.Cond
     steps: tuple[Step, ...]
+    anchor_type: str = "binding"  # or policy_scope, for a rule lifted to policy scope (engine.compile.lift)
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The fact types whose changes can change the plan's matches."""
+        return frozenset({self.anchor_type, *(s.fact_type for s in self.steps)})
 
 
 def _key_tests(cond: ir.Cond, bound: set[str]) -> dict[str, ir.Test]:
@@ -81,23 +88,32 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
     Planned: a rule whose actions reject or prefer clusters for one ``binding`` pattern, and that joins
     facts of the binding's peers (placements, scheduled markers: workload affinity and anti-affinity,
     preferred terms, rule files over placements), or whose every other pattern is reached through an
-    equality (API enablement, clusters under eviction). Left to the engine: rules lifted to policy scope
-    (they grow with policies and clusters), rules that derive facts or evict, and rules that would scan
-    every cluster for every binding without joining a peer."""
-    if rule.scoped or not rule.actions or not all(isinstance(a, (ir.Reject, ir.Prefer)) for a in rule.actions):
+    equality (API enablement, clusters under eviction), and every rule lifted to policy scope (anchored on
+    the ``policy_scope`` fact, it scans the clusters once per policy: inside durable-rules each of its
+    policies x clusters matches was an action of its own, a second of a 20-policy, 1,000-cluster fleet).
+    Left to the engine: rules that derive facts or evict, and rules that would scan every cluster for every
+    binding without joining a peer."""
+    if not rule.actions or not all(isinstance(a, (ir.Reject, ir.Prefer)) for a in rule.actions):
         return None
     owners = {a.binding for a in rule.actions if isinstance(a, (ir.Reject, ir.Prefer))}
     anchors = [p for p in rule.patterns if p.alias in owners]
     if len(owners) != 1 or len(anchors) != 1:
         return None
     anchor = anchors[0]
-    if anchor.negated or anchor.fact_type != "binding" or any(ir.refs(anchor.cond)):
+    anchor_type = POLICY_SCOPE if rule.scoped else "binding"
+    if anchor.negated or anchor.fact_type != anchor_type or any(ir.refs(anchor.cond)):
         return None
     bound = {anchor.alias}
     rest = [p for p in rule.patterns if p is not anchor]
     steps: list[Step] = []
     while rest:
-        ready = [p for p in rest if all(r.alias in bound for r in ir.refs(p.cond))]
+        # a `not` waits for the positive patterns of its type too: a fact they match cannot count against it
+        ready = [
+            p
+            for p in rest
+            if all(r.alias in bound for r in ir.refs(p.cond))
+            and not (p.negated and any(q.fact_type == p.fact_type and not q.negated for q in rest))
+        ]
         if not ready:
             return None
         # a `not` as soon as what it compares with is matched; else the positive pattern with most keys
@@ -109,11 +125,11 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
             bound.add(chosen.alias)
     positive = [s for s in steps if not s.negated]
     joins_peers = any(s.fact_type in PEER_FACTS for s in positive)
-    if not joins_peers and not all(s.keys for s in positive):
+    if not rule.scoped and not joins_peers and not all(s.keys for s in positive):
         return None
     if all(isinstance(a, ir.Prefer) for a in rule.actions):
         steps = _grouped(steps, {a.cluster for a in rule.actions if isinstance(a, ir.Prefer)} | owners)
-    return JoinPlan(anchor.alias, anchor.cond, tuple(steps))
+    return JoinPlan(anchor.alias, anchor.cond, tuple(steps), anchor_type)
 
 
 def _grouped(steps: list[Step], named: set[str]) -> list[Step]:
