@@ -21,10 +21,12 @@ class DecisionKind(enum.StrEnum):
 NO_DEPS: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Decision:
-    """One action of one rule firing: the rule's index, what it matched, and what it decided. A fleet holds
-    millions of them (slots: a fifth of the memory of a dict-backed instance)."""
+    """One action of one rule firing: the rule's index, what it matched, and what it decided. A fleet makes
+    millions of them (slots: a fifth of the memory of a dict-backed instance). Never changed once made, but
+    not ``frozen``: a frozen dataclass sets each field through ``object.__setattr__``, which made creating
+    one six times as slow (1.9 µs against 0.3 µs; a fifth of a 1,000-cluster fleet's evaluation)."""
 
     rule: int
     # the fact ids the decision depends on (retracting one withdraws it); NO_DEPS for a planned rule's
