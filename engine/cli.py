@@ -723,14 +723,22 @@ def diff_command(
         text = diff_sarif(result, gates, _package_version())
     else:
         text = {"text": diff_text, "json": diff_json, "markdown": diff_markdown}[output](result)
-    if base_ref:
-        text = text.replace(f"{tmp}/", f"{base_ref}:")
+    if base_ref:  # the old rules' files by the revision they were read from, not the directory they were put in
+        text = _renamed(text, f"{tmp}/", f"{base_ref}:", output in ("json", "sarif"))
     _write_report(
         report_path, lambda: report_html(_package_version(), result=new, diff=result, title="fleetrules: policy change")
     )
     _say(text, nl=False)
     if any(result.count(g) for g in gates):
         sys.exit(EXIT_PROBLEMS)
+
+
+def _renamed(text: str, old: str, new: str, in_json: bool) -> str:
+    """``text`` with ``old`` replaced by ``new``, inside JSON strings when ``in_json`` (both as JSON escapes
+    them: a revision named 'q"z' stays a string)."""
+    if in_json:
+        old, new = json.dumps(old)[1:-1], json.dumps(new)[1:-1]
+    return text.replace(old, new)
 
 
 PROGRESS_FROM = 5000

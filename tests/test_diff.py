@@ -133,6 +133,29 @@ def test_from_a_git_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert code == 2 and "git ls-tree" in err
 
 
+def test_a_revision_with_a_quote_keeps_json_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old rules' files are named REF:path in the answer; a revision named 'q"z' was pasted into the JSON
+    unescaped (issue 28)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "flink-ha", repo / "flink-ha")
+    shutil.copy(TIGHTENED, repo / "flink-ha" / "policy.fr")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    subprocess.run([*git, "branch", 'q"z'], check=True)
+    shutil.copy(ROOT / "examples" / "flink-ha" / "policy.fr", repo / "flink-ha" / "policy.fr")
+    monkeypatch.chdir(repo)
+    for output in ("json", "sarif"):
+        code, out, err = diff(
+            "--base-ref", 'q"z', "--head", "flink-ha/policy.fr", "--facts", "flink-ha/facts", "-o", output
+        )
+        assert code in (0, 1), err
+        document = json.loads(out)
+        if output == "json":  # SARIF points at the new rules only
+            assert 'q"z:flink-ha/policy.fr' in json.dumps(document, ensure_ascii=False).replace('\\"', '"')
+
+
 def test_the_review_walkthrough_shows_current_output(in_root: Path) -> None:
     doc = (ROOT / "docs" / "review.md").read_text()
     head = str(TIGHTENED.relative_to(ROOT))
