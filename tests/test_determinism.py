@@ -60,3 +60,24 @@ def test_two_programs_side_by_side(tmp_path: Path) -> None:
     a2 = evaluate(loose, facts)
     assert a1 == a2
     assert {p.clusters for p in b1.placements} == {("member3",)}
+
+
+def test_the_same_rules_in_another_file_or_line_name_their_own_place(tmp_path: Path) -> None:
+    """Syntax trees are equal whatever their spans: the compiled program was cached by them alone, so the same
+    policy read from a second file (or moved down a line) named the first file's place in every rejection."""
+    facts = load_facts([ROOT / "examples" / "flink-ha" / "facts"])
+    text = (ROOT / "examples" / "flink-ha" / "policy.fr").read_text()
+    first, second, moved = tmp_path / "first.fr", tmp_path / "second.fr", tmp_path / "moved.fr"
+    first.write_text(text)
+    second.write_text(text)
+    moved.write_text("# a comment above\n" + text)
+
+    def sources(path: Path) -> set[str]:
+        result = evaluate(load_rules([path]), facts)
+        found = {r.source for p in result.placements for rs in p.rejected.values() for r in rs}
+        return {s for s in found if "builtin" not in s}
+
+    assert sources(first) and all(s.startswith(f"{first}:") for s in sources(first))
+    assert all(s.startswith(f"{second}:") for s in sources(second))
+    lines = {s.rsplit(":", 1)[1] for s in sources(first)}
+    assert {s.rsplit(":", 1)[1] for s in sources(moved)} == {str(int(n) + 1) for n in lines}

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from engine.errors import Diagnostic, Span, file_line
 from engine.render.diff import clusters_text
@@ -29,18 +32,37 @@ class Finding:
     properties: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _location(where: str | Span) -> dict[str, Any]:
+ROOT_ID = "%SRCROOT%"  # the base the artifacts' relative URIs are resolved against: the working directory
+
+
+def artifact(path: str, root: Path) -> dict[str, str] | None:
+    """Where a file is, as SARIF names it: a relative reference (RFC 3986, percent-encoded) against ``ROOT_ID``
+    for a file under ``root`` (the working directory: the repository's root where CI runs); an absolute
+    ``file:`` URI for a file elsewhere (never ``../``); None for what is no file (``<builtin>/…``)."""
+    if not path or path.startswith("<"):
+        return None
+    absolute = Path(os.path.normpath(root / path))  # root / an absolute path is that path
+    if absolute.is_relative_to(root):
+        return {"uri": quote(absolute.relative_to(root).as_posix(), safe="/"), "uriBaseId": ROOT_ID}
+    return {"uri": absolute.as_uri()}
+
+
+def _location(where: str | Span, root: Path) -> dict[str, Any]:
     if isinstance(where, Span):
-        region: dict[str, int] = {}
+        path, region = where.file, {}
         if where.line > 0:
             region = {"startLine": where.line, "startColumn": max(where.column, 1)}
             if where.end_line >= where.line and where.end_column > 0:
                 region |= {"endLine": where.end_line, "endColumn": max(where.end_column, 1)}
-        physical: dict[str, Any] = {"artifactLocation": {"uri": where.file}}
     else:
         path, line = file_line(where)
         region = {"startLine": line} if line > 0 else {}
-        physical = {"artifactLocation": {"uri": path if region else where}}
+        path = path if region else where
+    found = artifact(path, root)
+    if found is None:  # a built-in rule: no file of the repository, named as fleetrules names it
+        name = f"{path}:{region['startLine']}" if region else path
+        return {"logicalLocations": [{"fullyQualifiedName": name, "kind": "module"}]}
+    physical: dict[str, Any] = {"artifactLocation": found}
     if region:
         physical["region"] = region
     return {"physicalLocation": physical}
@@ -48,6 +70,7 @@ def _location(where: str | Span) -> dict[str, Any]:
 
 def log(rules: Mapping[str, str], findings: Sequence[Finding], version: str) -> str:
     """The SARIF log of ``findings``; ``rules``: rule id → its short description."""
+    root = Path.cwd()
     results = []
     for f in findings:
         identity = "\0".join((f.rule, *(f.identity or (f.message,))))
@@ -59,7 +82,7 @@ def log(rules: Mapping[str, str], findings: Sequence[Finding], version: str) -> 
             "partialFingerprints": {"fleetrules/v1": hashlib.sha256(identity.encode()).hexdigest()},
         }
         if f.locations:
-            result["locations"] = [_location(w) for w in f.locations]
+            result["locations"] = [_location(w, root) for w in f.locations]
         if f.properties:
             result["properties"] = dict(f.properties)
         results.append(result)
@@ -70,7 +93,17 @@ def log(rules: Mapping[str, str], findings: Sequence[Finding], version: str) -> 
     }
     return (
         json.dumps(
-            {"$schema": SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "results": results}]},
+            {
+                "$schema": SCHEMA,
+                "version": "2.1.0",
+                "runs": [
+                    {
+                        "tool": {"driver": driver},
+                        "originalUriBaseIds": {ROOT_ID: {"uri": root.as_uri().rstrip("/") + "/"}},
+                        "results": results,
+                    }
+                ],
+            },
             indent=2,
         )
         + "\n"
@@ -133,9 +166,9 @@ def diff_sarif(d: Diff, gates: set[str], version: str) -> str:
         categories = set(c.categories())
         gated = bool(categories & gates)
         before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
-        sources = sorted(
-            {r.source for rs in (*c.rejections_added.values(), *c.rejections_removed.values()) for r in rs}
-        )
+        # the new rules' places: a removed rejection's rule is in the old rules, which the checkout may not hold
+        sources = sorted({r.source for rs in c.rejections_added.values() for r in rs})
+        removed = sorted({r.source for rs in c.rejections_removed.values() for r in rs})
         findings.append(
             Finding(
                 "diff/gated" if gated else "diff/changed",
@@ -143,7 +176,8 @@ def diff_sarif(d: Diff, gates: set[str], version: str) -> str:
                 f"{c.binding}: {before} -> {after} ({', '.join(sorted(categories))})",
                 tuple(sources),
                 (c.binding, before, after),
-                {"binding": c.binding, "categories": sorted(categories)},
+                {"binding": c.binding, "categories": sorted(categories)}
+                | ({"removedRejectionSources": removed} if removed else {}),
             )
         )
     return log(DIFF_RULES, findings, version)
