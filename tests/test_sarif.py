@@ -46,7 +46,9 @@ def _valid(text: str) -> dict[str, Any]:
         assert result["message"]["text"]
         for location in result.get("locations", []):
             physical = location["physicalLocation"]
-            assert physical["artifactLocation"]["uri"]
+            uri = physical["artifactLocation"]["uri"]
+            assert uri and not uri.startswith(("../", "<")) and " " not in uri
+            assert physical["artifactLocation"].get("uriBaseId", "%SRCROOT%") in run["originalUriBaseIds"]
             region = physical.get("region", {})
             assert region.get("startLine", 1) >= 1 and region.get("startColumn", 1) >= 1
     fingerprints = [r["partialFingerprints"]["fleetrules/v1"] for r in run["results"]]
@@ -115,3 +117,41 @@ def test_resilience() -> None:
     assert code == 0
     results = _valid(out)["runs"][0]["results"]
     assert {r["ruleId"] for r in results} == {"resilience/unschedulable", "resilience/spread-lost"}
+
+
+def test_uris_are_encoded_relative_to_the_source_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RFC 3986 references against %SRCROOT% (the working directory) for files under it; a file elsewhere by its
+    absolute file: URI, never ../; a built-in rule is no file of the repository (issue 28)."""
+    from engine.render.sarif import artifact
+
+    root = tmp_path / "repo"
+    assert artifact("rules/my rules#1.fr", root) == {"uri": "rules/my%20rules%231.fr", "uriBaseId": "%SRCROOT%"}
+    assert artifact("règles/p.fr", root) == {"uri": "r%C3%A8gles/p.fr", "uriBaseId": "%SRCROOT%"}
+    assert artifact(str(root / "a" / ".." / "b.fr"), root) == {"uri": "b.fr", "uriBaseId": "%SRCROOT%"}
+    assert artifact("../outside/p.fr", root) == {"uri": (tmp_path / "outside" / "p.fr").as_uri()}
+    assert artifact("<builtin>/taint_toleration.fr", root) is None
+    folder = tmp_path / "my rules"
+    folder.mkdir()
+    bad = folder / "bad %.fr"
+    bad.write_text("policy p {\n  select { kind Deployment }\n  tolerat x\n}\n")
+    monkeypatch.chdir(tmp_path)
+    log = _valid(_run("check", "--format", "sarif", "my rules/bad %.fr")[1])
+    run = log["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.as_uri() + "/"
+    location = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "my%20rules/bad%20%25.fr", "uriBaseId": "%SRCROOT%"}
+    monkeypatch.chdir(folder)
+    log = _valid(_run("check", "--format", "sarif", "../my rules/bad %.fr")[1])
+    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "bad%20%25.fr", "uriBaseId": "%SRCROOT%"}
+
+
+def test_a_built_in_rule_is_a_logical_location() -> None:
+    from engine.render.sarif import Finding, log
+
+    (result,) = json.loads(log({"r": "r"}, [Finding("r", "note", "m", ("<builtin>/taint_toleration.fr:5",))], "0"))[
+        "runs"
+    ][0]["results"]
+    assert result["locations"] == [
+        {"logicalLocations": [{"fullyQualifiedName": "<builtin>/taint_toleration.fr:5", "kind": "module"}]}
+    ]
