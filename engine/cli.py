@@ -168,6 +168,22 @@ _KARMADA_VERSION = click.option(
     help=f"The Karmada version whose behaviour to model where versions differ ({', '.join(KARMADA_VERSIONS)}; "
     f"default {KARMADA_VERSION}).",
 )
+_ROOT_KEY = "fleetrules.roots"
+_ROOT = click.option(
+    "--root",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    callback=_kept(_ROOT_KEY, tuple),
+    expose_value=False,
+    help="A directory the paths that rule and test files name (includes, a test's rules and facts) may reach "
+    "besides the paths given (repeatable); nothing outside them is read.",
+)
+
+
+def _roots() -> tuple[str, ...]:
+    return tuple(click.get_current_context().meta.get(_ROOT_KEY, ()))
+
+
 _CONTROLLERS_KEY = "fleetrules.controllers"
 _CONTROLLER = click.option(
     "--controller",
@@ -249,6 +265,7 @@ def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
     show_default=True,
 )
 @_KARMADA_VERSION
+@_ROOT
 @click.option(
     "--strict-karmada",
     is_flag=True,
@@ -257,7 +274,7 @@ def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
 @_guarded
 def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> None:
     """Parse and check rule files and directories (of *.fr files); report every problem."""
-    rule_set, diagnostics = load_rule_set(paths, version=_version(), strict=strict_karmada)
+    rule_set, diagnostics = load_rule_set(paths, version=_version(), strict=strict_karmada, roots=_roots())
     errors = sum(d.is_error for d in diagnostics)
     if output_format == "json":
         report = {"diagnostics": [_diagnostic_json(d) for d in diagnostics]}
@@ -396,7 +413,7 @@ def _rules(paths: Sequence[str], snapshot: Facts | None = None) -> RuleSet:
         for shown in named:
             own = tuple(p for p in snapshot.policies if p.span.file == shown)
             extra.append(File(path=shown, items=own, span=Span(shown, 1, 1, 1, 1)))
-    rule_set, diagnostics = load_rule_set(paths, extra, version=_version())
+    rule_set, diagnostics = load_rule_set(paths, extra, version=_version(), roots=_roots())
     if named:
         rule_set = replace(rule_set, sources=_Snapshots(rule_set.sources, named))
     errors = [d for d in diagnostics if d.is_error]
@@ -546,6 +563,7 @@ def _stream(chunks: Iterable[str]) -> None:
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def eval_command(
     rules: Sequence[str],
@@ -572,6 +590,7 @@ def eval_command(
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def explain(
     rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, binding: str, cluster: str
@@ -599,6 +618,7 @@ def explain(
     help="dsl: policies of the rule language; yaml: PropagationPolicy / ClusterPropagationPolicy objects.",
 )
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def convert(paths: Sequence[str], target: str) -> None:
     """Print PropagationPolicy YAML as rule-language policies, or (--to yaml) the other way round."""
@@ -619,6 +639,7 @@ def convert(paths: Sequence[str], target: str) -> None:
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str, report_path: str | None) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
@@ -690,6 +711,7 @@ def _rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def diff_command(
     base: Sequence[str],
@@ -817,6 +839,7 @@ def _progress(total: int, label: str) -> contextlib.AbstractContextManager[Calla
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def resilience(
     rules: Sequence[str],
@@ -894,10 +917,11 @@ def _package_version() -> str:
     "--format", "output_format", type=click.Choice(["text", "junit", "sarif"]), default="text", show_default=True
 )
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def test_command(paths: Sequence[str], output_format: str) -> None:
     """Run rule tests (*_test.yaml files, below the current directory by default)."""
-    report = run_tests(paths or ["."], _version())
+    report = run_tests(paths or ["."], _version(), _roots())
     if not report.outcomes:
         raise UsageError(f"no test files (*{TEST_SUFFIX}) found")
     if output_format == "sarif":
@@ -919,6 +943,7 @@ def test_command(paths: Sequence[str], output_format: str) -> None:
 @_CONTROLLER
 @_REFERENCE
 @_KARMADA_VERSION
+@_ROOT
 @_guarded
 def report(
     rules: Sequence[str],

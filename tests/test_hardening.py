@@ -154,6 +154,7 @@ def test_fmt_keeps_a_bom_and_crlf_lines(tmp_path: Path) -> None:
         ("/etc/passwd", "include '/etc/passwd': an include is a path relative to the including file"),
         ("../secret.fr", "include '../secret.fr': outside the rule tree"),
         ("sub", "included path is not a regular file: sub"),
+        ("notes.txt", "include 'notes.txt': not a rule file"),
         ("missing.fr", "included file not found: missing.fr"),
     ],
 )
@@ -162,6 +163,7 @@ def test_includes_stay_in_the_rule_tree(tmp_path: Path, include: str, message: s
     (tmp_path / "secret.fr").write_text("token 12345\n")
     rules = tmp_path / "rules"
     (rules / "sub").mkdir(parents=True)
+    (rules / "notes.txt").write_text("token 12345\n")  # in the tree, but no rule file: never read
     (rules / "p.fr").write_text(f'include "{include}"\n')
     result = CliRunner().invoke(main, ["check", str(rules)])
     assert result.exit_code == 1 and message in result.stdout
@@ -303,3 +305,55 @@ def test_a_rule_nested_past_the_bound_is_an_error_not_a_recursion(tmp_path: Path
     assert result.exit_code in (1, 2) and "Traceback" not in result.output + result.stderr
     assert "deep.fr:2:" in result.output + result.stderr
     assert "nested more than 100 levels deep" in result.output + result.stderr
+
+
+def test_the_working_directory_is_no_root_of_the_rule_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Includes reached anything below the working directory (`include "../.git/config"` from a rule folder of
+    the checkout printed its token line); the tree is the paths given, and what --root names (issue 28)."""
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "base.fr").write_text("policy base {\n  select {\n    kind Deployment\n  }\n}\n")
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "p.fr").write_text('include "../common/base.fr"\n')
+    monkeypatch.chdir(tmp_path)
+    refused = CliRunner().invoke(main, ["check", "team"])
+    assert refused.exit_code == 1 and "outside the rule tree" in refused.stdout
+    allowed = CliRunner().invoke(main, ["check", "--root", "common", "team"])
+    assert allowed.exit_code == 0, allowed.output
+    assert load_rules(["team"], roots=["common"]).policies[0].name.value == "base"
+
+
+def _test_file(folder: Path, rules: str, facts: str) -> None:
+    (folder / "p_test.yaml").write_text(
+        f"rules: [{rules}]\nfacts: [{facts}]\ncases:\n- name: one\n  expect:\n    placements: {{}}\n"
+    )
+
+
+@pytest.mark.parametrize("output", ["text", "junit", "sarif"])
+def test_a_test_file_reads_only_the_tree_and_echoes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    """`rules: [/etc/passwd]` in a *_test.yaml was read and its lines echoed into the JUnit the Action uploads."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "token.fr").write_text("ghp_TOKEN line one\n")
+    (secret / "facts.yaml").write_text("ghp_TOKEN: [\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "config.fr").write_text("ghp_TOKEN inside the tree\n")  # ours by name, but not parseable
+    (tests / "notes.txt").write_text("ghp_TOKEN\n")
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        ("/etc/passwd", "../secret/facts.yaml", "outside the tree of tests run"),
+        ("../secret/token.fr", "../secret", "outside the tree of tests run"),
+        ("notes.txt", ".", "is not a directory or a .fr or .yaml or .yml or .json file"),
+        ("config.fr", ".", "config.fr:1:1"),
+    ]
+    for rules, facts, said in cases:
+        _test_file(tests, rules, facts)
+        result = CliRunner().invoke(main, ["test", "--format", output, "tests"])
+        assert result.exit_code == 1, result.output
+        assert said in result.output.replace("\\n", "\n") or said in result.output
+        assert "ghp_TOKEN" not in result.output and "root:" not in result.output
+    _test_file(tests, "../secret/token.fr", "../secret")
+    result = CliRunner().invoke(main, ["test", "--root", "secret", "tests"])  # named: read, still not echoed
+    assert "outside the tree" not in result.output and "ghp_TOKEN" not in result.output

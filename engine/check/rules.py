@@ -39,11 +39,12 @@ def load_rule_set(
     version: str = KARMADA_VERSION,
     strict: bool = False,
     overrides: Mapping[Path, str] | None = None,
+    roots: Paths = (),
 ) -> tuple[RuleSet, list[Diagnostic]]:
     """Read and check every rule file under ``paths`` for Karmada ``version`` (``strict``: fleetrules'
-    extensions are errors; ``overrides``: the text of files as an editor holds them); returns the rule set
-    and all diagnostics."""
-    read, sources, diagnostics = read_rule_files(paths, overrides)
+    extensions are errors; ``overrides``: the text of files as an editor holds them; ``roots``: directories
+    includes may reach besides the paths'); returns the rule set and all diagnostics."""
+    read, sources, diagnostics = read_rule_files(paths, overrides, roots)
     files = (*extra, *read)
     diagnostics += check(files, version, strict)
     if not any(d.is_error for d in diagnostics):
@@ -58,9 +59,10 @@ def load_rule_set(
     return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)
 
 
-def load_rules(paths: Paths, version: str = KARMADA_VERSION) -> RuleSet:
-    """The checked rule set under ``paths`` for Karmada ``version``; raises RuleError listing every error."""
-    rule_set, diagnostics = load_rule_set(paths, version=version)
+def load_rules(paths: Paths, version: str = KARMADA_VERSION, roots: Paths = ()) -> RuleSet:
+    """The checked rule set under ``paths`` for Karmada ``version`` (includes below the paths or ``roots``);
+    raises RuleError listing every error."""
+    rule_set, diagnostics = load_rule_set(paths, version=version, roots=roots)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         raise RuleError(errors, rule_set.sources)

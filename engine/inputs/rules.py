@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import Diagnostic, Severity, Span, error, warning
-from engine.inputs.files import MAX_FILE_BYTES, Paths, display_path, expand, path_list, read_source
+from engine.inputs.files import MAX_FILE_BYTES, RULE_SUFFIX, Paths, display_path, expand, path_list, read_source
 from engine.inputs.policies import policy_file
 from engine.inputs.yaml import MAX_BYTES
 from engine.syntax import ast
@@ -47,7 +47,7 @@ class RuleSet:
 
 class _Loader:
     def __init__(self, roots: Sequence[Path] = (), overrides: Mapping[Path, str] | None = None) -> None:
-        # includes stay below these: the directories given (a file's own directory) and the working directory
+        # includes stay below these: the directories given (a file's own directory), and any root named
         self.roots = tuple(roots)
         self.overrides = {p.resolve(): text for p, text in (overrides or {}).items()}  # text not yet on disk
         self.files: dict[Path, ast.File | None] = {}
@@ -132,7 +132,9 @@ class _Loader:
         real = Path(os.path.realpath(target))
         if self.roots and not any(real.is_relative_to(root) for root in self.roots):
             where = ", ".join(display_path(r) for r in self.roots)
-            message = f"include {name!r}: outside the rule tree ({where}); includes stay below the paths given"
+            message = (
+                f"include {name!r}: outside the rule tree ({where}); includes stay below the paths given (or a --root)"
+            )
             self.diagnostics.append(error(message, span))
             return None
         if not target.exists():
@@ -141,17 +143,23 @@ class _Loader:
         if not target.is_file():
             self.diagnostics.append(error(f"included path is not a regular file: {name}", span))
             return None
+        if not real.name.endswith((RULE_SUFFIX, *POLICY_SUFFIXES)):  # never read (and echo) what is not ours
+            suffixes = ", ".join((RULE_SUFFIX, *POLICY_SUFFIXES))
+            message = f"include {name!r}: not a rule file (its name ends in none of {suffixes})"
+            self.diagnostics.append(error(message, span))
+            return None
         return target
 
 
 def read_rule_files(
-    paths: Paths, overrides: Mapping[Path, str] | None = None
+    paths: Paths, overrides: Mapping[Path, str] | None = None, roots: Paths = ()
 ) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
     """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems.
-    ``overrides``: the text of some files as an editor holds it, instead of what is on disk."""
+    ``overrides``: the text of some files as an editor holds it, instead of what is on disk. Includes stay in
+    the rule tree: below the directories given (a file's own directory) or one of ``roots``."""
     given = [Path(p) for p in path_list(paths)]
-    roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in given]
-    loader = _Loader([*roots, Path.cwd().resolve()], overrides)
+    tree = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in given]
+    loader = _Loader([*tree, *(Path(os.path.realpath(r)) for r in path_list(roots, "roots"))], overrides)
     for path in expand(given):
         loader.load(path)
     return tuple(loader.order), loader.sources, loader.diagnostics

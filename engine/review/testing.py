@@ -22,6 +22,7 @@ A case may override ``rules``, ``facts``, ``objects``, ``now``, ``karmadaVersion
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,11 +35,13 @@ from engine.errors import FleetrulesError, render
 from engine.evaluate import evaluate
 from engine.failover.controllers import Controllers
 from engine.inputs.facts import parse_time
-from engine.inputs.files import display_path, expand
-from engine.inputs.objects import load_facts
+from engine.inputs.files import RULE_SUFFIX, display_path, expand
+from engine.inputs.objects import FACT_SUFFIXES, load_facts
+from engine.inputs.rules import POLICY_SUFFIXES
 from engine.inputs.yaml import Document, load_file
 from engine.results import Result
 from engine.schedule.program import program
+from engine.syntax.parse import parse_partial
 from engine.syntax.schema import KARMADA_VERSION, karmada_version
 
 TEST_SUFFIX = "_test.yaml"
@@ -119,8 +122,38 @@ def _dump(data: Any) -> list[str]:
     return yaml.safe_dump(data, sort_keys=True, default_flow_style=False).splitlines(keepends=True)
 
 
+def _confined(
+    document: Document, at: Any, key: str, named: Any, base: Path, roots: Sequence[Path], suffixes: tuple[str, ...]
+) -> list[Path]:
+    """The paths a test names under ``key`` (relative to the test file): each a directory, or a file whose name
+    ends in one of ``suffixes``, below one of ``roots`` (the tree of tests run, or a --root); else ValueError at
+    where the test names it. A test file is input like any other: it cannot make fleetrules read, and echo into
+    a CI log, a file outside the tree (``rules: [/etc/passwd]``)."""
+    if named is None:
+        return []
+    items = named if isinstance(named, list) else [named]
+    out = []
+    for item in items:
+        path = base / str(item)
+        real = Path(os.path.realpath(path))
+        where = document.span(at, key)
+        if not any(real.is_relative_to(root) for root in roots):
+            tree = ", ".join(display_path(r) for r in roots)
+            raise ValueError(f"{where}: {key}: {str(item)!r} is outside the tree of tests run ({tree}; or a --root)")
+        if not real.is_dir() and not real.name.endswith(suffixes):
+            raise ValueError(f"{where}: {key}: {str(item)!r} is not a directory or a {' or '.join(suffixes)} file")
+        out.append(path)
+    return out
+
+
 def _case(
-    test_file: Path, document: Document, defaults: dict[str, Any], index: int, report: Report, version: str
+    test_file: Path,
+    document: Document,
+    defaults: dict[str, Any],
+    index: int,
+    report: Report,
+    version: str,
+    roots: Sequence[Path],
 ) -> Outcome:
     shown = document.marks.file
     cases = document.value["cases"]
@@ -141,12 +174,16 @@ def _case(
     base = test_file.parent
     try:
         version = karmada_version(str(merged.get("karmadaVersion", version)))
-        rules = load_rules([base / str(r) for r in merged.get("rules") or []], version)
-        facts = load_facts([base / str(f) for f in merged.get("facts") or []], merged.get("objects") or [])
+        named = {}
+        for key, suffixes in (("rules", (RULE_SUFFIX, *POLICY_SUFFIXES)), ("facts", FACT_SUFFIXES)):
+            holder = case if key in case else document.value
+            named[key] = _confined(document, holder, key, merged.get(key), base, roots, suffixes)
+        rules = load_rules(named["rules"], version, roots)
+        facts = load_facts(named["facts"], merged.get("objects") or [])
         now = parse_time(str(merged["now"])) if merged.get("now") else None
         result = evaluate(rules, facts, now, controllers=_controllers(document, case, merged))
     except (FleetrulesError, ValueError) as exc:
-        message = exc.render() if isinstance(exc, FleetrulesError) else str(exc)
+        message = _problems(exc) if isinstance(exc, FleetrulesError) else str(exc)
         return Outcome(shown, name, False, error=message)
     policies = tuple(rules.policies)
     report.rules |= {r.name for r in program(policies, tuple(rules.rules)).compiled.rules}
@@ -162,6 +199,24 @@ def _case(
     return Outcome(shown, name, False, diff=diff)
 
 
+def _problems(exc: FleetrulesError) -> str:
+    """What a case's rules or facts are found to have, for a report that goes to CI logs and JUnit (issue 28):
+    where and what, never a line of the files; and of a rule file that does not parse as one, only where (its
+    syntax errors quote what they did not expect: a token of whatever file it is)."""
+    unparsed = {
+        file for file, text in exc.sources.items() if file.endswith(RULE_SUFFIX) and parse_partial(text, file)[1]
+    }
+    out: list[str] = []
+    for d in exc.diagnostics:
+        file = d.span.file if d.span is not None else ""
+        if file not in unparsed:
+            out.append(render(d))
+        elif d.span is not None:
+            out.append(f"{d.span}: error: does not parse as a rule file (`fleetrules check {file}` says why)")
+            unparsed.discard(file)  # said once
+    return "\n".join(out)
+
+
 def _controllers(document: Document, case: dict[str, Any], merged: dict[str, Any]) -> Controllers:
     """The case's (or file's) ``controllers``: flags as ``--controller`` takes them; ValueError at where
     they are written."""
@@ -175,10 +230,13 @@ def _controllers(document: Document, case: dict[str, Any], merged: dict[str, Any
         raise ValueError(f"{where}: controllers: {exc}") from None
 
 
-def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> Report:
+def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION, roots: Sequence[str | Path] = ()) -> Report:
     """Every case of the test files under ``paths``, for Karmada ``version`` unless a file or case
-    names its own (``karmadaVersion``)."""
+    names its own (``karmadaVersion``). The rules and facts a test names stay below ``paths`` (a file's own
+    directory) or one of ``roots``."""
     report = Report()
+    tree = [Path(os.path.realpath(p if Path(p).is_dir() else Path(p).parent)) for p in paths]
+    tree += [Path(os.path.realpath(r)) for r in roots]
     for test_file in find_tests(paths):
         shown = display_path(test_file)
         documents, problems = load_file(test_file, shown, "test files")
@@ -193,5 +251,5 @@ def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION) -> Re
             continue
         defaults = {k: data[k] for k in _DEFAULT_KEYS if k in data}
         for index in range(len(data["cases"])):
-            report.outcomes.append(_case(test_file, documents[0], defaults, index, report, version))
+            report.outcomes.append(_case(test_file, documents[0], defaults, index, report, version, tree))
     return report
