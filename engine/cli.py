@@ -46,9 +46,10 @@ from engine.evaluate import simulate as run_simulation
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.events import Event, load_events
 from engine.inputs.facts import Facts, rfc3339
-from engine.inputs.files import RULE_SUFFIX, display_path, expand, read_source
+from engine.inputs.files import MAX_FILE_BYTES, RULE_SUFFIX, display_path, expand, read_source
 from engine.inputs.objects import load_facts
 from engine.inputs.rules import POLICY_SUFFIXES, RuleSet
+from engine.inputs.yaml import MAX_BYTES
 from engine.render.diff import to_json as diff_json
 from engine.render.diff import to_markdown as diff_markdown
 from engine.render.diff import to_text as diff_text
@@ -334,11 +335,11 @@ def _rewrite(path: Path, text: str) -> None:
 def fmt(paths: Sequence[str], check_only: bool, show_diff: bool) -> None:
     """Format rule files in place in the canonical layout ('-' formats stdin to stdout)."""
     if list(paths) == ["-"]:
-        text = sys.stdin.read()
-        tree, diagnostics = parse_partial(text, "<stdin>")
+        given = _stdin("fmt -", MAX_FILE_BYTES, "rule files")
+        tree, diagnostics = parse_partial(given, "<stdin>")
         if tree is None or diagnostics:
-            raise FleetrulesError(diagnostics, {"<stdin>": text})
-        click.echo(format_file(tree, text), nl=False)
+            raise FleetrulesError(diagnostics, {"<stdin>": given})
+        click.echo(format_file(tree, given), nl=False)
         return
     unformatted: list[str] = []
     failed = unreadable = False
@@ -432,11 +433,31 @@ def _facts(facts: Sequence[str], rules: Sequence[str]) -> Facts:
         raise UsageError("no facts: give --facts, or snapshot YAML files (kubectl get … -o yaml) among the paths")
     if "-" not in paths:
         return load_facts(paths)
-    try:  # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
-        text = sys.stdin.read()
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"--facts -: standard input is not UTF-8 text ({exc.reason})") from None
+    text = _stdin("--facts -", MAX_BYTES, "fact files")  # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
     return load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
+
+
+def _stdin(what: str, limit: int, held_as: str) -> str:
+    """Standard input as UTF-8 text, held to the limit of the files it stands for (``held_as``); a UsageError
+    when it is closed, unreadable, larger, binary or not UTF-8 (its bytes are read, never decoded with the
+    locale's escapes)."""
+    stream = sys.stdin
+    if stream is None:
+        raise UsageError(f"{what}: standard input is closed")
+    try:
+        buffer = getattr(stream, "buffer", None)
+        data = buffer.read(limit + 1) if buffer is not None else stream.read(limit + 1).encode("utf-8")
+    except (OSError, ValueError, UnicodeError) as exc:
+        raise UsageError(f"{what}: cannot read standard input ({exc})") from None
+    if len(data) > limit:
+        raise UsageError(f"{what}: standard input is larger than {limit} bytes; {held_as} are limited to {limit}")
+    if b"\0" in data:
+        raise UsageError(f"{what}: standard input is binary, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{what}: standard input is not UTF-8 text (byte {exc.start}, line {line})") from None
 
 
 def _is_snapshot(path: str) -> bool:

@@ -357,3 +357,41 @@ def test_a_test_file_reads_only_the_tree_and_echoes_no_file(
     _test_file(tests, "../secret/token.fr", "../secret")
     result = CliRunner().invoke(main, ["test", "--root", "secret", "tests"])  # named: read, still not echoed
     assert "outside the tree" not in result.output and "ghp_TOKEN" not in result.output
+
+
+STDIN_VERBS = [["eval", str(HA / "policy.fr"), "--facts", "-"], ["fmt", "-"]]
+
+
+@pytest.mark.parametrize("verb", STDIN_VERBS)
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (b"\xff\xfe not UTF-8", "standard input is not UTF-8 text (byte 0, line 1)"),
+        (b"a: 1\n\x00\n", "standard input is binary, not text"),
+        (None, "standard input is closed"),
+    ],
+)
+def test_standard_input_is_read_as_files_are(verb: list[str], given: bytes | None, said: str) -> None:
+    """Non-UTF-8 on `--facts -` crashed in libyaml (the locale's escapes), a closed stdin was an AttributeError,
+    and stdin had no size limit (issue 28)."""
+    if given is None:  # the shell closes descriptor 0 before the interpreter starts
+        command = ["sh", "-c", 'exec "$@" <&-', "sh", sys.executable, "-m", "engine", *verb]
+        done = subprocess.run(command, capture_output=True, cwd=ROOT)
+    else:
+        environment = {**os.environ, "LC_ALL": "C"}  # the locale whose escapes let bad bytes through
+        done = subprocess.run(
+            [sys.executable, "-m", "engine", *verb], input=given, capture_output=True, cwd=ROOT, env=environment
+        )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr.decode() and "Traceback" not in done.stderr.decode()
+
+
+def test_standard_input_is_held_to_the_fact_files_limit() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "eval", str(HA / "policy.fr"), "--facts", "-"],
+        input=b"# " + b"x" * (64 * 1024 * 1024) + b"\n",
+        capture_output=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "standard input is larger than 67108864 bytes; fact files are limited to 67108864" in done.stderr.decode()
