@@ -6,19 +6,36 @@
 - Formatting: `fleetrules fmt`'s canonical layout, as one edit of the whole document.
 - Hover on a policy or rule: what it compiles to (one engine rule per placement statement, the built-in
   rules it feeds), and for a rule where it is evaluated (durable-rules, policy scope, or an indexed join).
-- Go to definition on an include: the included file.
+- Go to definition on an include: the included file, when the CLI would read it (in the rule tree, a rule file).
+
+Robust as an editor needs it (issue 28): a message the server cannot take gets an error response (a request
+with invalid params is answered, not dropped), a malformed header does not end the session (the reader finds
+the next ``Content-Length``), no Python traceback goes to the client, diagnostics wait for typing to pause
+(a newer change supersedes a pending one) and a document past ``MAX_DOCUMENT`` is not checked.
 
 Outer layer, beside engine.cli: nothing in the pipeline imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import functools
+import json
+import logging
+import os
+import re
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from engine.check.rules import load_rule_set
 from engine.check.semantic import check
@@ -28,12 +45,15 @@ from engine.compile.lift import lift
 from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, FleetrulesError, Severity, Span
-from engine.inputs.files import display_path
+from engine.inputs.files import RULE_SUFFIX, display_path
+from engine.inputs.rules import POLICY_SUFFIXES
 from engine.syntax import ast
 from engine.syntax.fmt import format_source
 from engine.syntax.parse import parse_partial
 
 SOURCE = "fleetrules"
+_LOG = logging.getLogger("fleetrules.lsp")
+_T = TypeVar("_T")
 _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
 
 
@@ -52,12 +72,23 @@ def _range(span: Span | None) -> types.Range:
     )
 
 
-def diagnostics(uri: str, text: str) -> list[types.Diagnostic]:
-    """What `fleetrules check` says about the document, with its includes from disk."""
+MAX_DOCUMENT = 1024 * 1024
+"""Characters of a document the server checks as it changes (a rule file of this size parses in about 1.5 s;
+the CLI's limit is MAX_FILE_BYTES)."""
+DEBOUNCE = 0.3
+"""Seconds of quiet after a change before the document is checked."""
+
+
+def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.Diagnostic]:
+    """What `fleetrules check` says about the document, with its includes from disk (below the document's
+    directory or one of ``roots``: the workspace's folders)."""
+    if len(text) > MAX_DOCUMENT:
+        message = f"the document has {len(text):,} characters; fleetrules checks documents up to {MAX_DOCUMENT:,} here"
+        return [types.Diagnostic(_range(None), message, severity=types.DiagnosticSeverity.Warning, source=SOURCE)]
     path = _path(uri)
     if path is not None and path.is_file():
         try:
-            _, found = load_rule_set([path], overrides={path: text})
+            _, found = load_rule_set([path], overrides={path: text}, roots=roots)
         except FleetrulesError as exc:  # unreadable paths and the like: shown at the top of the document
             found = [Diagnostic(Severity.ERROR, str(exc))]
         shown = display_path(path)
@@ -170,18 +201,124 @@ def hover(uri: str, text: str, line: int, character: int) -> types.Hover | None:
     return None
 
 
-def definition(uri: str, text: str, line: int, character: int) -> types.Location | None:
-    """The file an include under the position names."""
+def definition(uri: str, text: str, line: int, character: int, roots: Sequence[Path] = ()) -> types.Location | None:
+    """The file an include under the position names, when the CLI would read it: a relative path to a rule
+    file below the document's directory or one of ``roots`` (``include "/etc/passwd"`` goes nowhere)."""
     path = _path(uri)
-    tree, _ = parse_partial(text, uri)
-    if tree is None or path is None:
+    if path is None or len(text) > MAX_DOCUMENT:
         return None
+    tree, _ = parse_partial(text, uri)
+    if tree is None:
+        return None
+    tree_roots = [Path(os.path.realpath(path.parent)), *(Path(os.path.realpath(r)) for r in roots)]
     for include in tree.includes:
         if _contains(include.span, line + 1, character + 1):
-            target = (path.parent / include.path.value).resolve()
-            if target.is_file():
+            name = include.path.value
+            target = Path(os.path.realpath(path.parent / name))
+            if (
+                not Path(name).is_absolute()
+                and any(target.is_relative_to(root) for root in tree_roots)
+                and target.name.endswith((RULE_SUFFIX, *POLICY_SUFFIXES))
+                and target.is_file()
+            ):
                 return types.Location(target.as_uri(), types.Range(types.Position(0, 0), types.Position(0, 0)))
     return None
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls' protocol, sending no Python traceback to the client (an internal error's ``data``)."""
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        if error is not None and getattr(error, "data", None) is not None:
+            error = types.ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
+
+
+def _guarded(feature: Callable[..., _T]) -> Callable[..., _T | None]:
+    """A feature that answers None (and logs why) instead of raising into pygls."""
+
+    @functools.wraps(feature)
+    def guarded(*args: Any) -> _T | None:
+        try:
+            return feature(*args)
+        except Exception:  # the editor gets no answer, the log says why
+            _LOG.exception("fleetrules lsp: %s failed", feature.__name__)
+            return None
+
+    return guarded
+
+
+def _error(protocol: LanguageServerProtocol, msg_id: int | str | None, code: int, message: str) -> None:
+    """An error response (JSON-RPC: the id null when the request's could not be read)."""
+    protocol._send_response(msg_id, error=types.ResponseError(code, message))  # type: ignore[arg-type]
+
+
+_HEADER = re.compile(rb"Content-Length:[ \t]*(\d+)", re.IGNORECASE)
+MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message's body
+
+
+class _Reader:
+    """Standard input read in a worker thread (as pygls' StdinAsyncReader), a line at most ``MAX_LINE`` bytes."""
+
+    MAX_LINE = 64 * 1024
+
+    def __init__(self, stdin: BinaryIO) -> None:
+        self.stdin = stdin
+
+    def readline(self) -> Awaitable[bytes]:
+        return asyncio.get_running_loop().run_in_executor(None, self.stdin.readline, self.MAX_LINE)
+
+    def read(self, n: int) -> Awaitable[bytes]:
+        return asyncio.get_running_loop().run_in_executor(None, self.stdin.read, n)
+
+
+async def _serve(server: LanguageServer, reader: _Reader) -> None:
+    """pygls' message loop (pygls.io_.run_async), answering what it drops: a header without a usable length is
+    skipped up to the next ``Content-Length`` (pygls waited for one at the start of a line, so after one
+    malformed header it never answered again); a body that is not JSON gets a parse error; a request whose
+    params do not fit its method gets an invalid-params error with its id (pygls answered none)."""
+    protocol = server.protocol
+    while not server._stop_event.is_set():  # type: ignore[union-attr]
+        length: int | None = None
+        while True:
+            line = await reader.readline()
+            if not line:
+                return
+            found = _HEADER.search(line)
+            if found is not None:
+                length = int(found.group(1))
+            elif line.strip() == b"" and length is not None:
+                break
+        if length > MAX_MESSAGE:
+            while length:  # read past it, a megabyte at a time
+                skipped = await reader.read(min(length, 1 << 20))
+                if not skipped:
+                    return
+                length -= len(skipped)
+            _error(protocol, None, -32600, f"message over {MAX_MESSAGE} bytes")
+            continue
+        body = await reader.read(length) if length else b""
+        try:
+            data = json.loads(body)
+        except ValueError:
+            _error(protocol, None, -32700, "parse error: the body is not JSON")
+            continue
+        try:
+            message = protocol.structure_message(data) if isinstance(data, dict) else None
+        except JsonRpcException as exc:
+            msg_id = data.get("id")
+            if msg_id is not None and "method" in data:
+                protocol._send_response(
+                    msg_id, error=types.ResponseError(exc.code, f"{exc.message} for {data['method']}")
+                )
+            continue
+        if message is None or isinstance(message, dict):
+            _error(protocol, None, -32600, "invalid request: not JSON-RPC 2.0")
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception:  # one message's failure does not end the session
+            _LOG.exception("fleetrules lsp: a message could not be handled")
 
 
 def server() -> LanguageServer:
@@ -191,45 +328,80 @@ def server() -> LanguageServer:
         own = version("fleetrules")
     except PackageNotFoundError:
         own = "0"
-    ls = LanguageServer("fleetrules", own, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+    ls = LanguageServer(
+        "fleetrules", own, text_document_sync_kind=types.TextDocumentSyncKind.Full, protocol_cls=_Protocol
+    )
+    pending: dict[str, int] = {}  # uri → the number of its latest change
 
+    def roots() -> list[Path]:
+        folders = [_path(f.uri) for f in ls.workspace.folders.values()]
+        root = _path(ls.workspace.root_uri) if ls.workspace.root_uri else None
+        return [p for p in (*folders, root) if p is not None]
+
+    @_guarded
     def publish(uri: str) -> None:
         document = ls.workspace.get_text_document(uri)
-        params = types.PublishDiagnosticsParams(uri, diagnostics(uri, document.source), version=document.version)
-        ls.text_document_publish_diagnostics(params)
+        found = diagnostics(uri, document.source, roots())
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version=document.version))
+
+    async def later(uri: str) -> None:
+        """Check the document once typing pauses: a change while this one waits supersedes it."""
+        pending[uri] = mine = pending.get(uri, 0) + 1
+        await asyncio.sleep(DEBOUNCE)
+        if pending.get(uri) == mine:
+            publish(uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
         publish(params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+    async def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        await later(params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
         publish(params.text_document.uri)
 
+    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        pending.pop(params.text_document.uri, None)
+
     @ls.feature(types.TEXT_DOCUMENT_FORMATTING)
+    @_guarded
     def format_document(params: types.DocumentFormattingParams) -> Sequence[types.TextEdit] | None:
         uri = params.text_document.uri
-        return formatting(uri, ls.workspace.get_text_document(uri).source)
+        source = ls.workspace.get_text_document(uri).source
+        return formatting(uri, source) if len(source) <= MAX_DOCUMENT else None
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    @_guarded
     def on_hover(params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
         source = ls.workspace.get_text_document(uri).source
+        if len(source) > MAX_DOCUMENT:
+            return None
         return hover(uri, source, params.position.line, params.position.character)
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @_guarded
     def on_definition(params: types.DefinitionParams) -> types.Location | None:
         uri = params.text_document.uri
         source = ls.workspace.get_text_document(uri).source
-        return definition(uri, source, params.position.line, params.position.character)
+        return definition(uri, source, params.position.line, params.position.character, roots())
 
     return ls
 
 
-def serve() -> None:
-    """Serve one editor session over standard input and output."""
-    server().start_io()
+def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """Serve one editor session over standard input and output (pygls' start_io, with ``_serve``'s loop)."""
+    ls = server()
+    ls._stop_event = threading.Event()
+    reader = _Reader(stdin or sys.stdin.buffer)
+    ls.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    try:
+        asyncio.run(_serve(ls, reader))
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass  # the client went away
+    finally:
+        ls.shutdown()  # type: ignore[no-untyped-call]

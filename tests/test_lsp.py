@@ -4,6 +4,7 @@ changes, formatting, hover on a policy and a rule, go to definition on an includ
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -136,3 +137,82 @@ def test_a_policy_hover_says_what_preemption_and_lazy_activation_do() -> None:
     plain = hover("file:///p.fr", "policy p {\n  select { kind Deployment }\n}\n", 0, 8)
     assert plain is not None and isinstance(plain.contents, types.MarkupContent)
     assert "Preemption" not in plain.contents.value and "Lazy" not in plain.contents.value
+
+
+def _raw_session(*messages: bytes) -> list[dict[str, object]]:
+    """Bytes to `fleetrules lsp` as they are, then a shutdown and exit; the JSON messages it wrote back."""
+    import subprocess
+
+    def framed(message: dict[str, object]) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    init = framed({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    end = framed({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}) + framed({"jsonrpc": "2.0", "method": "exit"})
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "lsp"], input=init + b"".join(messages) + end, capture_output=True, timeout=60
+    )
+    out, replies = done.stdout, []
+    while out:
+        head, _, rest = out.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        replies.append(json.loads(rest[:length]))
+        out = rest[length:]
+    return replies
+
+
+def test_the_server_answers_what_it_cannot_take_and_keeps_going() -> None:
+    """A request with invalid params went unanswered, and after a malformed header the server never answered
+    again (issue 28)."""
+    hover = b'{"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {"bogus": 1}}'
+    replies = _raw_session(
+        b"Content-Length: %d\r\n\r\n" % len(hover) + hover,
+        b"Content-Length: abc\r\n\r\n{}",
+        b"Content-Length: 7\r\n\r\nnotjson",
+        b'Content-Length: 19\r\n\r\n{"jsonrpc": "2.0"}\n',
+    )
+    by_id = {r.get("id"): r for r in replies if "id" in r}
+    assert by_id[3]["error"] == {"code": -32602, "message": "Invalid Params for textDocument/hover"}
+    errors = [r["error"] for r in replies if r.get("id") is None and "error" in r]
+    assert {e["code"] for e in errors} >= {-32700}  # type: ignore[index]
+    assert 99 in by_id and "error" not in by_id[99]  # still answering after all of it
+    assert "Traceback" not in json.dumps(replies)
+
+
+def test_no_traceback_goes_to_the_client() -> None:
+    from pygls.exceptions import JsonRpcInternalError
+
+    from engine.lsp import _Protocol
+
+    sent: list[object] = []
+    protocol = _Protocol.__new__(_Protocol)
+    protocol._send_data = sent.append  # type: ignore[method-assign,assignment]
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        error = JsonRpcInternalError.of(sys.exc_info()).to_response_error()  # type: ignore[no-untyped-call]
+    assert error.data is not None
+    protocol._send_response(1, error=error)
+    (message,) = sent
+    assert message.error.data is None and "boom" in message.error.message  # type: ignore[attr-defined]
+
+
+def test_a_document_past_the_limit_is_not_checked() -> None:
+    from engine.lsp import MAX_DOCUMENT, diagnostics
+
+    (found,) = diagnostics("untitled:big", "policy p {\n" * (MAX_DOCUMENT // 10))
+    assert found.severity == types.DiagnosticSeverity.Warning and "checks documents up to" in found.message
+
+
+def test_go_to_definition_goes_only_where_the_cli_reads(tmp_path: Path) -> None:
+    from engine.lsp import definition
+
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "base.fr").write_text("policy base {\n  select { kind Job }\n}\n")
+    (tmp_path / "rules" / "notes.txt").write_text("x\n")
+    uri = (tmp_path / "rules" / "p.fr").as_uri()
+    for target in ("/etc/passwd", "../common/base.fr", "notes.txt"):
+        assert definition(uri, f'include "{target}"\n', 0, 10) is None, target
+    found = definition(uri, 'include "../common/base.fr"\n', 0, 10, [tmp_path])
+    assert found is not None and found.uri == (tmp_path / "common" / "base.fr").as_uri()
