@@ -17,10 +17,12 @@ import importlib.metadata
 import io
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -87,6 +89,7 @@ from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_vers
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 EXIT_PIPE = 141  # 128 + SIGPIPE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -134,8 +137,20 @@ def _guarded(command: F) -> F:
         except KeyboardInterrupt:
             _say("fleetrules: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except _Terminated:
+            _say("fleetrules: terminated", err=True)
+            sys.exit(EXIT_TERMINATED)
 
     return run  # type: ignore[return-value]
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that what it started ends too (resilience's workers, temporary
+    files): the default action killed the process at once and orphaned its workers."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 def _silence_stdout() -> None:
@@ -1006,6 +1021,8 @@ def lsp() -> None:
 def run(prog_name: str | None = None) -> None:
     """The command (the `fleetrules` script, `python -m engine`): ``main``, where output that cannot be written
     even before a command runs (`--help > /dev/full`, a closed pipe) ends it with a message, not a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         main(prog_name=prog_name)
     except BrokenPipeError:

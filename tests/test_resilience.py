@@ -284,3 +284,60 @@ def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room() 
         assert scheduler.decide(d).clusters == ("member3",)
     finally:
         scheduler.close()
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(c) for c in task.read_text().split()]
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether the process is alive (a zombie has ended: only its parent's wait is missing)."""
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+@pytest.mark.parametrize(("how", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGKILL", -9)])
+def test_a_stopped_sweep_stops_at_once_and_ends_its_workers(tmp_path: Path, how: str, code: int) -> None:
+    """Ctrl-C exited 130 only after the whole sweep (291 s later) and SIGTERM orphaned the workers (issue 28):
+    the terminal's Ctrl-C (to the whole group), a SIGTERM and even a SIGKILL of the parent end them at once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    import fleets
+
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump_all(fleets.SHAPES["regional"](200, 2000)))
+    command = [sys.executable, "-m", "engine", "resilience", str(fleet), "--workers", "3"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while len(workers) < 3 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+        workers = _children(process.pid)
+    assert len(workers) >= 3, "the sweep ended before its workers could be seen"
+    time.sleep(0.5)  # at work
+    sent = time.monotonic()
+    if how == "SIGINT":
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the parent and its workers
+    else:
+        os.kill(process.pid, getattr(signal, how))
+    assert process.wait(timeout=30) == code
+    assert time.monotonic() - sent < 3  # the sweep had seconds of work left
+    time.sleep(0.5)
+    alive = [
+        w for w in workers if Path(f"/proc/{w}").exists() and "State:\tZ" not in Path(f"/proc/{w}/status").read_text()
+    ]
+    assert not alive
+    assert b"Traceback" not in (process.stderr.read() if process.stderr else b"")

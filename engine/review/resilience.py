@@ -16,9 +16,12 @@ gives the same bytes.
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import itertools
 import os
+import signal
+import sys
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -335,10 +338,29 @@ def _run_chunk(sweep: Sweep, chunk: Sequence[Scenario]) -> list[Impact]:
 _JOB: Sweep | None = None  # a pool worker's sweep, given once when the worker starts
 
 
-def _start_worker(job: Sweep) -> None:
+def _start_worker(job: Sweep, parent: int) -> None:
     global _JOB
     _JOB = job
+    _bound_to_parent(parent)
     _base(job)  # the program compiled and the base evaluated once, before the first chunk
+
+
+def _bound_to_parent(parent: int) -> None:
+    """A pool worker ignores Ctrl-C (the terminal sends it to the whole group: the parent stops the sweep and
+    ends its workers) and, on Linux, is killed when its parent dies however it dies (a SIGTERM or SIGKILL of the
+    parent left its workers running the rest of the sweep)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass  # no prctl: the parent's own cleanup still ends its workers
+        if os.getppid() != parent:  # the parent died before the line above: nothing would kill this worker
+            os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _run_pool_chunk(chunk: Sequence[Scenario]) -> list[Impact]:
@@ -424,9 +446,17 @@ def _on_pool(job: Sweep, plan: Sequence[Scenario], count: int, progress: Callabl
         _base(job)
     context = multiprocessing.get_context("fork" if forking else "spawn")
     try:
-        with ProcessPoolExecutor(count, mp_context=context, initializer=_start_worker, initargs=(job,)) as pool:
+        pool = ProcessPoolExecutor(count, mp_context=context, initializer=_start_worker, initargs=(job, os.getpid()))
+        try:
             futures = [pool.submit(_run_pool_chunk, [plan[i] for i in chunk]) for chunk in chunks]
-            return _in_order(plan, chunks, (f.result() for f in futures), progress)
+            impacts = _in_order(plan, chunks, (f.result() for f in futures), progress)
+        except BaseException:  # Ctrl-C, a termination, a failure: stop now, not after the running chunks
+            for process in list((pool._processes or {}).values()):
+                process.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return impacts
     finally:
         if forking:
             _BASES.pop(job.key).close()
