@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import engine.cli
-from engine import UsageError, evaluate, load_facts, load_rules
+from engine import FleetrulesError, UsageError, evaluate, load_facts, load_rules
 from engine.cli import main
 from engine.errors import printable
 
@@ -395,3 +395,46 @@ def test_standard_input_is_held_to_the_fact_files_limit() -> None:
     )
     assert done.returncode == 2
     assert "standard input is larger than 67108864 bytes; fact files are limited to 67108864" in done.stderr.decode()
+
+
+def test_every_public_call_with_a_wrong_argument_is_a_usage_error_or_works() -> None:
+    """Each argument of each public function given values of the wrong kind, one at a time (the rest right):
+    a FleetrulesError naming the problem, or an answer; never a raw TypeError, ValueError or AttributeError
+    (113 of 972 such calls were, issue 28)."""
+    import inspect
+
+    import engine
+    from engine import parse
+
+    rules, facts = load_rules([HA / "policy.fr"]), load_facts([HA / "facts"])
+    start = dt.datetime(2026, 12, 2, 10, tzinfo=dt.UTC)
+    result, tree, text = evaluate(rules, facts), parse((HA / "policy.fr").read_text()), (HA / "policy.fr").read_text()
+    right: dict[str, dict[str, Any]] = {
+        "load_rules": {"paths": [HA / "policy.fr"]},
+        "load_facts": {"paths": [HA / "facts"]},
+        "evaluate": {"rules": rules, "facts": facts},
+        "simulate": {
+            "rules": rules,
+            "facts": facts,
+            "start": dt.datetime(2026, 12, 2, 10, tzinfo=dt.UTC),
+            "events": [],
+        },
+        "check": {"files": [tree]},
+        "parse": {"text": text},
+        "format_source": {"text": text},
+        "format_file": {"file": tree, "source": text},
+        **{n: {"result": result} for n in ("to_json", "to_text", "to_yaml", "result_data")},
+    }
+    wrong = [None, 1, -5, 2**80, 1.5, "x", b"x", [], [1], {}, {"a": 1}, object(), True, Path("/nonexistent"), [None]]
+    raw = []
+    for name, arguments in right.items():
+        function = getattr(engine, name)
+        for parameter in inspect.signature(function).parameters:
+            for value in wrong:
+                try:
+                    function(**{**arguments, parameter: value})
+                except FleetrulesError:
+                    pass
+                except Exception as exc:  # what the test looks for
+                    raw.append(f"{name}({parameter}={value!r}): {type(exc).__name__}: {exc}")
+    assert not raw, "\n".join(raw)
