@@ -413,12 +413,7 @@ def test_every_public_call_with_a_wrong_argument_is_a_usage_error_or_works() -> 
         "load_rules": {"paths": [HA / "policy.fr"]},
         "load_facts": {"paths": [HA / "facts"]},
         "evaluate": {"rules": rules, "facts": facts},
-        "simulate": {
-            "rules": rules,
-            "facts": facts,
-            "start": dt.datetime(2026, 12, 2, 10, tzinfo=dt.UTC),
-            "events": [],
-        },
+        "simulate": {"rules": rules, "facts": facts, "start": start, "events": []},
         "check": {"files": [tree]},
         "parse": {"text": text},
         "format_source": {"text": text},
