@@ -187,9 +187,9 @@ def test_eval_now_runs_failover_on_the_scheduler_session(monkeypatch: pytest.Mon
     opened: list[object] = []
     original = DurableProgram.session
 
-    def counting(self: DurableProgram) -> Any:
+    def counting(self: DurableProgram, explained: bool = True) -> Any:
         opened.append(self)
-        return original(self)
+        return original(self, explained)
 
     monkeypatch.setattr(DurableProgram, "session", counting)
     rules = load_rules([EXAMPLE / "policy.fr"])

@@ -286,8 +286,8 @@ class DurableProgram:
 
         return run
 
-    def session(self) -> DurableSession:
-        return DurableSession(self)
+    def session(self, explained: bool = True) -> DurableSession:
+        return DurableSession(self, explained)
 
 
 def _no_op(c: Any) -> None:
@@ -297,8 +297,9 @@ def _no_op(c: Any) -> None:
 class DurableSession:
     """The facts and decisions of one evaluation (engine.backend.protocol.Session)."""
 
-    def __init__(self, program: DurableProgram) -> None:
+    def __init__(self, program: DurableProgram, explained: bool = True) -> None:
         self.program = program
+        self.explained = explained  # decisions name every match they stand for (for explanations)
         self.sid = str(next(_SIDS))
         self._facts: dict[str, dict[str, Any]] = {}
         self._decisions: dict[str, list[Decision]] = defaultdict(list)  # binding id → decisions
@@ -359,7 +360,7 @@ class DurableSession:
             return cached
         found: list[Decision] = []
         for plan in self.program.anchored[anchor_type]:
-            planned_decisions(plan, anchor, self.index, found)
+            planned_decisions(plan, anchor, self.index, found, self.explained)
         out = answers[owner] = tuple(found)
         return out
 

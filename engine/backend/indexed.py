@@ -15,15 +15,66 @@ from __future__ import annotations
 import operator
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 from engine.backend.protocol import NO_DEPS, Decision, DecisionKind
 from engine.compile import ir
-from engine.compile.joins import JoinPlan, Operand, Step
+from engine.compile.joins import PEER_FACTS, JoinPlan, Operand, Step
 
 Fact = dict[str, Any]
 Index = dict[tuple[Any, ...], dict[str, Fact]]  # key values → facts (by id, in the order asserted)
+
+
+class Group:
+    """The facts of one group of a nested index (key values and group values), and every fact it ever held with
+    when it came (and, in the index, went): what a snapshot of the group at some moment lists (``Peers``)."""
+
+    __slots__ = ("facts", "log")
+
+    def __init__(self) -> None:
+        self.facts: dict[str, Fact] = {}  # the facts now, by id, in the order asserted
+        self.log: list[tuple[int, str, Fact]] = []  # (when added, id, fact), appended only
+
+
+Nested = dict[tuple[Any, ...], dict[tuple[Any, ...], Group]]  # key values → group values → the group
+
+
+class Peers(Sequence[tuple[str, str]]):
+    """The matches a grouped decision stands for, as ``(alias, fact id)`` pairs: the facts of its group at the
+    moment it was made, less the anchor's own, listed only when read (explanations). Decisions of 1,000 peers'
+    placements each named every placement they counted: quadratic in time and memory (issue 28)."""
+
+    __slots__ = ("_alias", "_at", "_count", "_gone", "_group", "_listed", "_own")
+
+    def __init__(self, alias: str, group: Group, at: int, gone: Mapping[str, int], own: Any, count: int) -> None:
+        self._alias, self._group, self._at, self._gone, self._own, self._count = alias, group, at, gone, own, count
+        self._listed: tuple[tuple[str, str], ...] | None = None
+
+    def _list(self) -> tuple[tuple[str, str], ...]:
+        if self._listed is None:
+            at, gone, own = self._at, self._gone, self._own
+            self._listed = tuple(
+                (self._alias, fact_id)
+                for added, fact_id, fact in self._group.log
+                if added <= at and gone.get(fact_id, at + 1) > at and fact.get("binding", _MISSING) != own
+            )
+        return self._listed
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._list())
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[str, str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[str, str]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[str, str] | Sequence[tuple[str, str]]:
+        return self._list()[index]
+
+
 _MISSING = object()
 
 
@@ -35,6 +86,12 @@ class FactIndex:
         self._indexes: dict[tuple[str, tuple[str, ...]], Index] = {}  # by (type, keys)
         self._keys_of: dict[str, list[tuple[str, ...]]] = defaultdict(list)
         self._bound: dict[tuple[tuple[str, tuple[str, ...]], ...], list[Index]] = {}  # by a plan's lookups
+        # key values → group values → facts, by (type, keys, group_by): a grouped step's groups, kept as facts
+        # come and go (engine.backend.indexed._Emitter._counted)
+        self._nested: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Nested] = {}
+        self._nested_of: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
+        self.seq = 0  # counts the changes to facts of nested-indexed types: when a group's facts came and went
+        self.gone: dict[str, int] = {}  # a retracted fact of a nested-indexed type → when it went
 
     def add(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         self.by_type[fact_type][fact_id] = fact
@@ -42,6 +99,18 @@ class FactIndex:
             values = _values(fact, keys)
             if values is not None:
                 self._indexes[(fact_type, keys)].setdefault(values, {})[fact_id] = fact
+        nested_keys = self._nested_of.get(fact_type, ())
+        if nested_keys:
+            self.seq += 1
+        for keys, group_by in nested_keys:
+            values, groups = _values(fact, keys), _values(fact, group_by)
+            if values is not None and groups is not None:
+                by_group = self._nested[(fact_type, keys, group_by)].setdefault(values, {})
+                group = by_group.get(groups)
+                if group is None:
+                    group = by_group[groups] = Group()
+                group.facts[fact_id] = fact
+                group.log.append((self.seq, fact_id, fact))
 
     def remove(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         self.by_type[fact_type].pop(fact_id, None)
@@ -53,6 +122,44 @@ class FactIndex:
                     bucket.pop(fact_id, None)
                     if not bucket:
                         del self._indexes[(fact_type, keys)][values]
+        nested_keys = self._nested_of.get(fact_type, ())
+        if nested_keys:
+            self.seq += 1
+            self.gone[fact_id] = self.seq
+        for keys, group_by in nested_keys:
+            values, groups = _values(fact, keys), _values(fact, group_by)
+            nested = self._nested[(fact_type, keys, group_by)]
+            by_group = nested.get(values) if values is not None and groups is not None else None
+            if by_group is not None and values is not None and groups in by_group:
+                group = by_group[groups]
+                group.facts.pop(fact_id, None)
+                if not group.facts:  # snapshots keep the group they list from; the index lets it go
+                    del by_group[groups]
+                    if not by_group:
+                        del nested[values]
+
+    def nested(self, lookups: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]) -> list[Nested]:
+        """The nested indexes on each (type, keys, group_by) of ``lookups``, built the first time."""
+        return [
+            found if (found := self._nested.get(lookup)) is not None else self._build_nested(*lookup)
+            for lookup in lookups
+        ]
+
+    def _build_nested(self, fact_type: str, keys: tuple[str, ...], group_by: tuple[str, ...]) -> Nested:
+        nested: Nested = {}
+        self.seq += 1
+        for fact_id, fact in self.by_type.get(fact_type, {}).items():
+            values, groups = _values(fact, keys), _values(fact, group_by)
+            if values is not None and groups is not None:
+                by_group = nested.setdefault(values, {})
+                group = by_group.get(groups)
+                if group is None:
+                    group = by_group[groups] = Group()
+                group.facts[fact_id] = fact
+                group.log.append((self.seq, fact_id, fact))
+        self._nested[(fact_type, keys, group_by)] = nested
+        self._nested_of[fact_type].append((keys, group_by))
+        return nested
 
     def indexes(self, lookups: tuple[tuple[str, tuple[str, ...]], ...]) -> list[Index]:
         """The indexes on each (type, keys) of ``lookups``, built the first time (they are kept up to date
@@ -122,7 +229,7 @@ _CHECK = {
     )
 }
 
-Matcher = Callable[[Fact, list[Index], Callable[[str], Iterable[Fact]], list[Decision]], None]
+Matcher = Callable[[Fact, list[Index], list[Nested], "FactIndex", list[Decision], bool], None]
 
 
 class CompiledPlan:
@@ -140,12 +247,14 @@ class CompiledPlan:
         self.plan = plan
         self.source = emitter.source()
         self.lookups = tuple(emitter.lookups)
+        self.nested = tuple(emitter.nested)
         scope: dict[str, Any] = {
             "M": _MISSING,
             "C": _CHECK,
             "H": _hashable,
             "K": tuple(emitter.constants),
             "D": Decision,
+            "P": Peers,
             "I": sys.intern,  # a rule's messages repeat across bindings: one string each
             "NO_DEPS": NO_DEPS,
             "REJECT": DecisionKind.REJECT,
@@ -158,32 +267,36 @@ class CompiledPlan:
         self.needs = first.fact_type if first is not None and not first.negated else None
 
 
-def decisions(plan: CompiledPlan, anchor: Fact, facts: FactIndex, out: list[Decision]) -> None:
+def decisions(plan: CompiledPlan, anchor: Fact, facts: FactIndex, out: list[Decision], explained: bool = True) -> None:
     """Append to ``out`` the decisions of every match of the planned rule in which ``anchor`` fills its
     binding pattern, as the engine's action would make them (engine.backend.durable); at a grouped step
     (Step.group_by), one decision per group, standing for its matches (Decision.group). As in
     durable-rules, the patterns of one match are filled by distinct facts (a fact matched by one pattern
-    neither fills another nor counts against a `not`)."""
+    neither fills another nor counts against a `not`). ``explained``: a grouped decision names every match it
+    stands for (Decision.group); without, only their count is kept (in its weight), which a group of peers
+    counted from the nested index makes without visiting them."""
     if plan.needs is not None and not facts.by_type.get(plan.needs):
         return  # no fact of the first pattern's type at all (no eviction task, no missing API)
-    plan._match(anchor, facts.indexes(plan.lookups), facts.all_of, out)
+    plan._match(anchor, facts.indexes(plan.lookups), facts.nested(plan.nested), facts, out, explained)
 
 
 class _Emitter:
-    """The Python source of one planned rule: ``match(A, X, T, out)`` appends to ``out`` the decisions of
-    every match of the anchor fact ``A``, looking facts up in the indexes ``X`` (one per step with keys,
-    in ``lookups``' order) and ``T(type)`` (every fact of a type)."""
+    """The Python source of one planned rule: ``match(A, X, N, S, out, E)`` appends to ``out`` the decisions of
+    every match of the anchor fact ``A``, looking facts up in the indexes ``X`` (one per step with keys, in
+    ``lookups``' order), the nested indexes ``N`` (of counted steps, in ``nested``' order) and the FactIndex
+    ``S`` (every fact of a type); ``E``: grouped decisions name their matches (explanations)."""
 
     def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
         self.plan, self.rule, self.index = plan, rule, index
         self.lines: list[str] = []
         self.constants: list[Any] = []  # literals other than str, int and bool: K[i]
         self.lookups: list[tuple[str, tuple[str, ...]]] = []  # X[i]: the index on (type, keys)
+        self.nested: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []  # N[i]: on (type, keys, group_by)
         self.var = {plan.anchor: "A"}  # alias → the local that holds its fact
         self.types = {plan.anchor: plan.anchor_type}
 
     def source(self) -> str:
-        self.lines = ["def match(A, X, T, out):"]
+        self.lines = ["def match(A, X, N, S, out, E):"]
         self._line(1, f"if not {self._cond(self.plan.anchor_cond, 'A')}:")
         self._line(2, "return")
         # what stays the same for every match of the anchor is computed once, not per match: its pair of
@@ -194,7 +307,7 @@ class _Emitter:
             if isinstance(action, ir.Reject) and self._anchor_only(action.message):
                 self._line(1, f"w{i} = I({self._message(action.message)})")
                 self.hoisted[i] = f"w{i}"
-        self._steps(0, 1, "return", "None")
+        self._steps(0, 1, "return", None)
         return "\n".join(self.lines) + "\n"
 
     def _line(self, depth: int, text: str) -> None:
@@ -227,12 +340,8 @@ class _Emitter:
         joiner = " and " if isinstance(cond, ir.AllOf) else " or "
         return "(" + joiner.join(self._cond(c, fact) for c in cond.items) + ")"
 
-    def _candidates(self, step: Step, depth: int, exit: str) -> str:
-        """Emit the step's lookup; returns the expression of its candidates. ``exit``: the statement that
-        ends this match when a key's value is absent (an equality with it never holds; for a `not`, the
-        lookup of the missing marker finds nothing, which is what it should find)."""
-        if not step.keys:
-            return f"T({step.fact_type!r})"
+    def _key(self, step: Step, depth: int, exit: str) -> str:
+        """Emit the values of the step's keys; returns the expression of their tuple."""
         values = []
         for i, value in enumerate(step.values):
             if isinstance(value, ir.Ref):
@@ -244,8 +353,17 @@ class _Emitter:
                 values.append(f"({name} if {name}.__class__ is not list else tuple({name}))")
             else:
                 values.append(self._literal(_hashable(value)))
+        return f"({', '.join(values)},)"
+
+    def _candidates(self, step: Step, depth: int, exit: str) -> str:
+        """Emit the step's lookup; returns the expression of its candidates. ``exit``: the statement that
+        ends this match when a key's value is absent (an equality with it never holds; for a `not`, the
+        lookup of the missing marker finds nothing, which is what it should find)."""
+        if not step.keys:
+            return f"S.all_of({step.fact_type!r})"
+        key = self._key(step, depth, exit)
         self.lookups.append((step.fact_type, step.keys))
-        self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get(({', '.join(values)},))")
+        self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
         return f"(b{depth}.values() if b{depth} is not None else ())"
 
     def _skip(self, depth: int, step: Step, fact: str) -> None:
@@ -259,12 +377,16 @@ class _Emitter:
             self._line(depth, f"if {' or '.join(tests)}:")
             self._line(depth + 1, "continue")
 
-    def _steps(self, at: int, depth: int, exit: str, group: str) -> None:
+    def _steps(self, at: int, depth: int, exit: str, group: tuple[str, str] | None) -> None:
+        """Emit the steps from ``at`` on; ``group``: the expressions of the matches a grouped step's fact stands
+        for and of their count, once one is passed."""
         steps = self.plan.steps
         if at == len(steps):
             self._decide(depth, group)
             return
         step, fact = steps[at], f"f{at}"
+        if step.group_by is not None and self._counted(at, step, depth, exit):
+            return
         candidates = self._candidates(step, depth, exit)
         if step.negated:  # the match goes on when no candidate fills the step
             self._line(depth, f"for {fact} in {candidates}:")
@@ -285,14 +407,49 @@ class _Emitter:
             self._line(depth + 1, f"{fact} = m{at}[0]")
             self._line(depth + 1, f"q{at} = tuple(({step.alias!r}, m['id']) for m in m{at})")
             self._bind(step, fact, depth + 1)
-            self._steps(at + 1, depth + 1, "continue", f"q{at}")
+            self._steps(at + 1, depth + 1, "continue", (f"q{at}", f"len(q{at})"))
             return
         self._line(depth, f"for {fact} in {candidates}:")
         self._skip(depth + 1, step, fact)
         self._bind(step, fact, depth + 1)
         self._steps(at + 1, depth + 1, "continue", group)
 
-    def _decide(self, depth: int, group: str) -> None:
+    def _counted(self, at: int, step: Step, depth: int, exit: str) -> bool:
+        """Emit a grouped step over the peers of the anchor as counts from the nested index, when that is the
+        same as visiting them: its candidates are the facts of a peer type (whose ``binding`` the encoding
+        always sets) with the step's keys, less the anchor's own (``binding != anchor.name``, the one test
+        left after the lookup). Each group's count is its size less the anchor's own facts in it (an index
+        lookup), so a binding's preference costs its groups, not its peers' placements: 1,000 workloads of
+        one group on 50 clusters were quadratic (issue 28). Returns False (nothing emitted) otherwise."""
+        anchor = ir.Ref(self.plan.anchor, "name")
+        own = ir.Test("!=", "binding", anchor)
+        same_type = any(self.types[a] == step.fact_type for a in self.var)
+        if step.fact_type not in PEER_FACTS or not step.keys or step.residual != own or same_type:
+            return False
+        assert step.group_by is not None
+        fact = f"f{at}"
+        key = self._key(step, depth, exit)
+        self.nested.append((step.fact_type, step.keys, step.group_by))
+        self.lookups.append((step.fact_type, (*step.keys, *step.group_by, "binding")))
+        mine = f"{key[:-1]} *g{at}, v{at})"  # the key, the group's values, the anchor's name
+        self._line(depth, f"v{at} = A.get('name', M)")
+        self._line(depth, f"if v{at} is M:")
+        self._line(depth + 1, exit)
+        self._line(depth, f"n{at} = N[{len(self.nested) - 1}].get({key})")
+        self._line(depth, f"for g{at}, m{at} in (n{at}.items() if n{at} is not None else ()):")
+        self._line(depth + 1, f"o{at} = X[{len(self.lookups) - 1}].get({mine})")
+        self._line(depth + 1, f"c{at} = len(m{at}.facts) - (len(o{at}) if o{at} is not None else 0)")
+        self._line(depth + 1, f"if c{at} <= 0:")
+        self._line(depth + 2, "continue")
+        self._line(depth + 1, f"for {fact} in m{at}.facts.values():  # the first peer stands for the group")
+        self._line(depth + 2, f"if {fact}.get('binding', M) != v{at}:")
+        self._line(depth + 3, "break")
+        self._line(depth + 1, f"q{at} = P({step.alias!r}, m{at}, S.seq, S.gone, v{at}, c{at}) if E else ()")
+        self._bind(step, fact, depth + 1)
+        self._steps(at + 1, depth + 1, "continue", (f"q{at}", f"c{at}"))
+        return True
+
+    def _decide(self, depth: int, group: tuple[str, str] | None) -> None:
         """Emit the decisions of one match: each action's, as engine.backend.durable's ``_decide`` makes
         them from the matched facts (the positive patterns' aliases, sorted: they are known here)."""
         aliases = sorted(self.var)
@@ -310,9 +467,9 @@ class _Emitter:
                 reason = self._message(action.reason) if action.reason is not None else "''"
                 args = f"{message}, 0, REJECT, {reason}"
             else:
-                weight = f"{action.weight} * len({group})" if group != "None" else str(action.weight)
+                weight = f"{action.weight} * {group[1]}" if group is not None else str(action.weight)
                 args = f"'', {weight}, PREFER, ''"
-            grouped = f", {group}" if group != "None" else ""
+            grouped = f", {group[0]}" if group is not None else ""
             self._line(
                 depth,
                 f"out.append(D({self.index}, NO_DEPS, {binding}, {cluster}, {args}, matched, ({exempt}){grouped}))",

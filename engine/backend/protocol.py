@@ -43,7 +43,7 @@ class Decision:
     exempt: tuple[tuple[str, str], ...] = ()
     # a preference standing for several matches that differ in one fact (an indexed join counted them):
     # (alias, fact id) of each; ``weight`` is their sum, and ``matched`` names the first
-    group: tuple[tuple[str, str], ...] = ()
+    group: Sequence[tuple[str, str]] = ()  # a tuple, or engine.backend.indexed.Peers (listed when read)
 
     def each(self) -> tuple[tuple[tuple[tuple[str, str], ...], int], ...]:
         """The matches the decision stands for, each with its weight: (matched, weight)."""
@@ -89,4 +89,6 @@ class Program(Protocol):
 
     compiled: CompiledProgram
 
-    def session(self) -> Session: ...
+    def session(self, explained: bool = True) -> Session:
+        """A new session; ``explained``: its decisions name every match they stand for (Decision.group), as
+        explanations need; without, a decision standing for many matches keeps their count alone."""

@@ -101,7 +101,7 @@ class Scheduler:
         self.facts = facts
         self.policies = {p.name.value: p for p in policies}
         self.notes: dict[str, str] = {}  # binding key → how its policy was chosen, where a claim decided
-        self.session: Session = program.session()
+        self.session: Session = program.session(explanations)
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
         self.placement_ids: dict[str, list[str]] = defaultdict(list)
