@@ -295,10 +295,9 @@ def test_a_preference_over_peers_counts_them_from_the_nested_index(tmp_path: Pat
     )
     rule_set = load_rules([path])
     loaded = program(tuple(rule_set.policies), tuple(rule_set.rules))
-    (source,) = [
-        p.source
-        for i, p in loaded.plans.items()  # type: ignore[attr-defined] if loaded.compiled.rules[i].name == "p/prefer workload anti-affinity"
-    ]
+    plans = loaded.plans  # type: ignore[attr-defined]
+    name = "p/prefer workload anti-affinity"
+    (source,) = [p.source for i, p in plans.items() if loaded.compiled.rules[i].name == name]
     assert "N[0].get(" in source and "b1.values()" not in source  # no pass over the peers' placements
 
 
