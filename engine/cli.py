@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -127,13 +127,8 @@ def _guarded(command: F) -> F:
         except FleetrulesError as exc:  # rules or facts that cannot be used: an input error
             _say(exc.render(), err=True)
             sys.exit(EXIT_USAGE)
-        except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as a shell would
-            _silence_stdout()
-            sys.exit(EXIT_PIPE)
         except OSError as exc:
-            _silence_stdout()
-            _say(f"fleetrules: error: cannot write the output: {exc.strerror or exc}", err=True)
-            sys.exit(EXIT_USAGE)
+            _unwritable(exc)
         except KeyboardInterrupt:
             _say("fleetrules: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
@@ -151,6 +146,16 @@ class _Terminated(BaseException):
 
 def _terminate(signum: int, frame: object) -> None:
     raise _Terminated
+
+
+def _unwritable(exc: OSError) -> NoReturn:
+    """End on output that cannot be written: quietly when the reader went away (`| head`), as a shell would;
+    else with a message."""
+    _silence_stdout()
+    if isinstance(exc, BrokenPipeError):
+        sys.exit(EXIT_PIPE)
+    _say(f"fleetrules: error: cannot write the output: {exc.strerror or exc}", err=True)
+    sys.exit(EXIT_USAGE)
 
 
 def _silence_stdout() -> None:
@@ -1025,13 +1030,8 @@ def run(prog_name: str | None = None) -> None:
         signal.signal(signal.SIGTERM, _terminate)
     try:
         main(prog_name=prog_name)
-    except BrokenPipeError:
-        _silence_stdout()
-        sys.exit(EXIT_PIPE)
     except OSError as exc:
-        _silence_stdout()
-        _say(f"fleetrules: error: cannot write the output: {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        _unwritable(exc)
 
 
 def kubectl_main() -> None:

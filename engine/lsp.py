@@ -45,8 +45,8 @@ from engine.compile.lift import lift
 from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, FleetrulesError, Severity, Span
-from engine.inputs.files import RULE_SUFFIX, display_path
-from engine.inputs.rules import POLICY_SUFFIXES
+from engine.inputs.files import display_path
+from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
 from engine.syntax import ast
 from engine.syntax.fmt import format_source
 from engine.syntax.parse import parse_partial
@@ -210,15 +210,15 @@ def definition(uri: str, text: str, line: int, character: int, roots: Sequence[P
     tree, _ = parse_partial(text, uri)
     if tree is None:
         return None
-    tree_roots = [Path(os.path.realpath(path.parent)), *(Path(os.path.realpath(r)) for r in roots)]
+    allowed = rule_tree([path.parent], roots)
     for include in tree.includes:
         if _contains(include.span, line + 1, character + 1):
             name = include.path.value
             target = Path(os.path.realpath(path.parent / name))
             if (
                 not Path(name).is_absolute()
-                and any(target.is_relative_to(root) for root in tree_roots)
-                and target.name.endswith((RULE_SUFFIX, *POLICY_SUFFIXES))
+                and in_tree(target, allowed)
+                and target.name.endswith(RULE_FILE_SUFFIXES)
                 and target.is_file()
             ):
                 return types.Location(target.as_uri(), types.Range(types.Position(0, 0), types.Position(0, 0)))

@@ -103,14 +103,7 @@ class FactIndex:
         if nested_keys:
             self.seq += 1
         for keys, group_by in nested_keys:
-            values, groups = _values(fact, keys), _values(fact, group_by)
-            if values is not None and groups is not None:
-                by_group = self._nested[(fact_type, keys, group_by)].setdefault(values, {})
-                group = by_group.get(groups)
-                if group is None:
-                    group = by_group[groups] = Group()
-                group.facts[fact_id] = fact
-                group.log.append((self.seq, fact_id, fact))
+            self._into_group(self._nested[(fact_type, keys, group_by)], keys, group_by, fact_id, fact)
 
     def remove(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         self.by_type[fact_type].pop(fact_id, None)
@@ -138,6 +131,19 @@ class FactIndex:
                     if not by_group:
                         del nested[values]
 
+    def _into_group(
+        self, nested: Nested, keys: tuple[str, ...], group_by: tuple[str, ...], fact_id: str, fact: Fact
+    ) -> None:
+        """Put the fact in its group of ``nested`` (none when it lacks a key or a grouping property), as of now."""
+        values, groups = _values(fact, keys), _values(fact, group_by)
+        if values is not None and groups is not None:
+            by_group = nested.setdefault(values, {})
+            group = by_group.get(groups)
+            if group is None:
+                group = by_group[groups] = Group()
+            group.facts[fact_id] = fact
+            group.log.append((self.seq, fact_id, fact))
+
     def nested(self, lookups: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]) -> list[Nested]:
         """The nested indexes on each (type, keys, group_by) of ``lookups``, built the first time."""
         return [
@@ -149,14 +155,7 @@ class FactIndex:
         nested: Nested = {}
         self.seq += 1
         for fact_id, fact in self.by_type.get(fact_type, {}).items():
-            values, groups = _values(fact, keys), _values(fact, group_by)
-            if values is not None and groups is not None:
-                by_group = nested.setdefault(values, {})
-                group = by_group.get(groups)
-                if group is None:
-                    group = by_group[groups] = Group()
-                group.facts[fact_id] = fact
-                group.log.append((self.seq, fact_id, fact))
+            self._into_group(nested, keys, group_by, fact_id, fact)
         self._nested[(fact_type, keys, group_by)] = nested
         self._nested_of[fact_type].append((keys, group_by))
         return nested

@@ -21,6 +21,7 @@ from engine.syntax.parse import parse_partial
 
 # Karmada PropagationPolicy files are rule files too when named explicitly (directories give *.fr only).
 POLICY_SUFFIXES = (".yaml", ".yml", ".json")
+RULE_FILE_SUFFIXES = (RULE_SUFFIX, *POLICY_SUFFIXES)  # what an include (or a test's rules) may name
 MAX_INCLUDE_DEPTH = 16
 # limits of a whole rule set, over every rule file and include (a file alone is limited to MAX_FILE_BYTES)
 MAX_FILES = 1_000
@@ -129,8 +130,7 @@ class _Loader:
             )
             return None
         target = path.parent / name
-        real = Path(os.path.realpath(target))
-        if self.roots and not any(real.is_relative_to(root) for root in self.roots):
+        if self.roots and not in_tree(target, self.roots):
             where = ", ".join(display_path(r) for r in self.roots)
             message = (
                 f"include {name!r}: outside the rule tree ({where}); includes stay below the paths given (or a --root)"
@@ -143,12 +143,28 @@ class _Loader:
         if not target.is_file():
             self.diagnostics.append(error(f"included path is not a regular file: {name}", span))
             return None
-        if not real.name.endswith((RULE_SUFFIX, *POLICY_SUFFIXES)):  # never read (and echo) what is not ours
-            suffixes = ", ".join((RULE_SUFFIX, *POLICY_SUFFIXES))
+        if not os.path.realpath(target).endswith(RULE_FILE_SUFFIXES):  # never read (and echo) what is not ours
+            suffixes = ", ".join(RULE_FILE_SUFFIXES)
             message = f"include {name!r}: not a rule file (its name ends in none of {suffixes})"
             self.diagnostics.append(error(message, span))
             return None
         return target
+
+
+def rule_tree(paths: Paths, roots: Paths = ()) -> list[Path]:
+    """The directories the paths that rule and test files name must stay below: each of ``paths`` (a file's own
+    directory) and each of ``roots``, after symlinks."""
+    given = [Path(p) for p in path_list(paths)]
+    return [
+        *(Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in given),
+        *(Path(os.path.realpath(r)) for r in path_list(roots, "roots")),
+    ]
+
+
+def in_tree(path: Path, tree: Sequence[Path]) -> bool:
+    """Whether ``path``, after symlinks, is below one of ``tree``'s directories (as ``rule_tree`` gives them)."""
+    real = Path(os.path.realpath(path))
+    return any(real.is_relative_to(root) for root in tree)
 
 
 def read_rule_files(
@@ -157,9 +173,7 @@ def read_rule_files(
     """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems.
     ``overrides``: the text of some files as an editor holds it, instead of what is on disk. Includes stay in
     the rule tree: below the directories given (a file's own directory) or one of ``roots``."""
-    given = [Path(p) for p in path_list(paths)]
-    tree = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in given]
-    loader = _Loader([*tree, *(Path(os.path.realpath(r)) for r in path_list(roots, "roots"))], overrides)
-    for path in expand(given):
+    loader = _Loader(rule_tree(paths, roots), overrides)
+    for path in expand(paths):
         loader.load(path)
     return tuple(loader.order), loader.sources, loader.diagnostics

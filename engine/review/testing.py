@@ -37,7 +37,7 @@ from engine.failover.controllers import Controllers
 from engine.inputs.facts import parse_time
 from engine.inputs.files import RULE_SUFFIX, display_path, expand
 from engine.inputs.objects import FACT_SUFFIXES, load_facts
-from engine.inputs.rules import POLICY_SUFFIXES
+from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
 from engine.inputs.yaml import Document, load_file
 from engine.results import Result
 from engine.schedule.program import program
@@ -135,12 +135,11 @@ def _confined(
     out = []
     for item in items:
         path = base / str(item)
-        real = Path(os.path.realpath(path))
         where = document.span(at, key)
-        if not any(real.is_relative_to(root) for root in roots):
+        if not in_tree(path, roots):
             tree = ", ".join(display_path(r) for r in roots)
             raise ValueError(f"{where}: {key}: {str(item)!r} is outside the tree of tests run ({tree}; or a --root)")
-        if not real.is_dir() and not real.name.endswith(suffixes):
+        if not path.is_dir() and not os.path.realpath(path).endswith(suffixes):
             raise ValueError(f"{where}: {key}: {str(item)!r} is not a directory or a {' or '.join(suffixes)} file")
         out.append(path)
     return out
@@ -175,7 +174,7 @@ def _case(
     try:
         version = karmada_version(str(merged.get("karmadaVersion", version)))
         named = {}
-        for key, suffixes in (("rules", (RULE_SUFFIX, *POLICY_SUFFIXES)), ("facts", FACT_SUFFIXES)):
+        for key, suffixes in (("rules", RULE_FILE_SUFFIXES), ("facts", FACT_SUFFIXES)):
             holder = case if key in case else document.value
             named[key] = _confined(document, holder, key, merged.get(key), base, roots, suffixes)
         rules = load_rules(named["rules"], version, roots)
@@ -235,8 +234,7 @@ def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION, roots
     names its own (``karmadaVersion``). The rules and facts a test names stay below ``paths`` (a file's own
     directory) or one of ``roots``."""
     report = Report()
-    tree = [Path(os.path.realpath(p if Path(p).is_dir() else Path(p).parent)) for p in paths]
-    tree += [Path(os.path.realpath(r)) for r in roots]
+    tree = rule_tree(paths, roots)
     for test_file in find_tests(paths):
         shown = display_path(test_file)
         documents, problems = load_file(test_file, shown, "test files")
