@@ -200,6 +200,96 @@ def test_karmada_validation_of_policies(tmp_path: Path, change: str, message: st
     assert message in caught.value.render()
 
 
+WEBHOOK_POLICY = """apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: web}
+  placement:
+    clusterAffinity: {clusterNames: [m1]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [  # pkg/util/validation/validation.go, the words of the functions named; the CRD's enums before them
+        (  # validateResourceSelectorsIfPreemptionEnabled
+            ", name: web}",
+            "}\n  preemption: Always",
+            'spec.resourceSelectors[0].name: Invalid value: "": name cannot be empty if preemption is Always, '
+            "the empty name may cause unexpected resources preemption",
+        ),
+        (  # validateSuspension (the field's name twice in the path, as Karmada writes it)
+            "  placement:",
+            "  suspension: {dispatching: true, dispatchingOnClusters: {clusterNames: [m1]}}\n  placement:",
+            "spec.suspension.suspension: suspension dispatching cannot co-exist with "
+            "dispatchingOnClusters.clusterNames",
+        ),
+        (  # ValidatePolicyFieldSelector: the key first
+            "{clusterNames: [m1]}",
+            "{fieldSelector: {matchExpressions: [{key: country, operator: Lt, values: [x]}]}}",
+            'spec.placement.clusterAffinity.fieldSelector: unsupported key "country", must be provider, region, '
+            "or zone",
+        ),
+        (  # ValidatePolicyFieldSelector: then the operator
+            "{clusterNames: [m1]}",
+            "{fieldSelector: {matchExpressions: [{key: region, operator: Exists}]}}",
+            'spec.placement.clusterAffinity.fieldSelector: unsupported operator "Exists", must be In or NotIn',
+        ),
+        (  # validateClusterTolerations: field.NotSupported
+            "    clusterAffinity",
+            "    clusterTolerations: [{key: k, operator: Lt, value: '3'}]\n    clusterAffinity",
+            'spec.placement.clusterTolerations[0].operator: Unsupported value: "Lt": supported values: "", '
+            '"Exists", "Equal"',
+        ),
+        (  # the CRD's enum of spreadByField (propagation_types.go SpreadConstraint)
+            "    clusterAffinity",
+            "    spreadConstraints: [{spreadByField: country, maxGroups: 1}]\n    clusterAffinity",
+            'spec.placement.spreadConstraints[0].spreadByField: Unsupported value: "country": supported values: '
+            '"cluster", "region", "zone", "provider"',
+        ),
+        (  # ValidateApplicationFailover
+            "  placement:",
+            "  propagateDeps: true\n  failover:\n    application:\n      decisionConditions: {tolerationSeconds: 1}"
+            "\n      purgeMode: Directly\n      gracePeriodSeconds: 10\n  placement:",
+            "spec.failover.application.gracePeriodSeconds: Invalid value: 10: only takes effect when purgeMode is "
+            "gracefully",
+        ),
+        (  # validateResourceSelectors, said once
+            ", name: web}",
+            ", name: web, namespace: other}",
+            'spec.resourceSelectors[0].namespace: Invalid value: "other": namespace of resource selector must be '
+            "the same as the namespace of the policy",
+        ),
+    ],
+)
+def test_the_webhooks_refusals_in_its_words(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """Issue 27: what Karmada's webhook denies is refused, in its words, once."""
+    assert old in WEBHOOK_POLICY
+    (tmp_path / "pp.yaml").write_text(WEBHOOK_POLICY.replace(old, new, 1))
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "pp.yaml")])
+    assert result.exit_code == 1, result.stdout
+    errors = [line for line in result.stdout.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].endswith(f"error: {message}"), result.stdout
+
+
+@pytest.mark.parametrize(
+    "toleration",
+    [
+        "{key: k, operator: Exists, tolerationSeconds: 30}",  # no effect: every effect, the seconds for NoExecute
+        "{key: k, operator: Exists}",
+        "{operator: Exists, effect: NoExecute, tolerationSeconds: 30}",
+    ],
+)
+def test_what_the_webhook_admits_is_admitted(tmp_path: Path, toleration: str) -> None:
+    """Issue 27: validateClusterTolerations checks only the operator; Karmada admits these."""
+    text = WEBHOOK_POLICY.replace("    clusterAffinity", f"    clusterTolerations: [{toleration}]\n    clusterAffinity")
+    (tmp_path / "pp.yaml").write_text(text)
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "pp.yaml")])
+    assert result.exit_code == 0 and "error" not in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize(
     ("field", "said"),
     [
@@ -219,7 +309,7 @@ def test_spec_fields_fleetrules_takes_at_their_default(tmp_path: Path, field: st
     ActivationPreference Lazy); schedulerName other than Karmada's own is said."""
     (tmp_path / "p.yaml").write_text(
         "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\n"
-        f"spec:\n  {field}\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment}}]\n"
+        f"spec:\n  {field}\n  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: web}}]\n"
     )
     result = CliRunner().invoke(main, ["check", str(tmp_path / "p.yaml")])
     if said is None:

@@ -290,8 +290,14 @@ class _Checker:
             self.label_value(tol.value)
         if tol.effect is not None:
             self.enum(tol.effect, "taint effect", TAINT_EFFECTS)
-        if tol.seconds is not None and (tol.effect is None or tol.effect.value != "NoExecute"):
-            self.err("'for' (tolerationSeconds) needs the effect NoExecute", tol.seconds.span)
+        if tol.seconds is not None and tol.effect is not None and tol.effect.value != "NoExecute":
+            # Karmada admits it (validateClusterTolerations checks only the operator); the taint manager reads
+            # the seconds of a toleration only against NoExecute taints. Without an effect, they apply to those.
+            self.warn(
+                f"'for' (tolerationSeconds) is read only against NoExecute taints; with the effect "
+                f"{tol.effect.value} it changes nothing",
+                tol.seconds.span,
+            )
         if tol.seconds is not None and tol.seconds.seconds > INT64_MAX:
             self.err(f"tolerationSeconds must fit a 64-bit integer (at most {INT64_MAX})", tol.seconds.span)
         elif tol.seconds is not None and tol.seconds.seconds > GO_DURATION_SECONDS:

@@ -16,6 +16,7 @@ from typing import Any
 from engine.errors import Diagnostic, Span, error, file_line, warning
 from engine.inputs.yaml import Marks, load_text
 from engine.syntax import ast
+from engine.syntax.schema import DEPRECATED_PURGE_MODES
 
 POLICY_KINDS = ("PropagationPolicy", "ClusterPropagationPolicy")
 _SELECTOR_NAMESPACE = "namespace of resource selector must be the same as the namespace of the policy"
@@ -26,6 +27,7 @@ _PLACEMENT = {
 _SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption",
          "dependentOverrides", "schedulerName", "conflictResolution", "activationPreference", "suspension",
          "preserveResourcesOnDeletion", "association"}  # fmt: skip
+_SPREAD_FIELDS = ("cluster", "region", "zone", "provider")  # +kubebuilder:validation:Enum, propagation_types.go
 _NOT_EVALUATED = {"dependentOverrides", "schedulerName", "conflictResolution", "suspension",
                   "preserveResourcesOnDeletion", "association"}  # fmt: skip
 
@@ -226,6 +228,10 @@ class _Converter:
             )
         if raw.get("fieldSelector") is not None:
             fs = self.mapping(raw["fieldSelector"], raw, f"{path}.fieldSelector")
+            problem = _field_selector_problem(fs.get("matchExpressions"))
+            if problem is not None:  # ValidatePolicyFieldSelector: the first problem, of the whole selector
+                self.fail(fs, f"{path}.fieldSelector", problem)
+                return tuple(stmts)
             reqs = self.expressions(fs.get("matchExpressions"), fs, f"{path}.fieldSelector.matchExpressions")
             stmts.append(
                 ast.ClusterSelector(
@@ -286,8 +292,32 @@ class _Converter:
                 f"Invalid value: {found}: application failover is set, propagateDeps must be true",
             )
         stmts += self.failover(failover)
+        self.preemption_names(spec)
+        self.suspension(spec)
         selects = self.selects(spec, namespace)
         return [ast.Policy(name, (*selects, *stmts), span=self.span(obj))] if selects else []
+
+    def preemption_names(self, spec: dict[str, Any]) -> None:
+        """validateResourceSelectorsIfPreemptionEnabled: with preemption Always, every selector names a resource."""
+        if spec.get("preemption") != "Always" or not isinstance(spec.get("resourceSelectors"), list):
+            return
+        for i, sel in enumerate(spec["resourceSelectors"]):
+            if isinstance(sel, dict) and not sel.get("name"):
+                why = (
+                    "name cannot be empty if preemption is Always, the empty name may cause unexpected resources "
+                    "preemption"
+                )
+                self.fail(sel, f"spec.resourceSelectors[{i}].name", f'Invalid value: "": {why}')
+
+    def suspension(self, spec: dict[str, Any]) -> None:
+        """validateSuspension (its path names the field twice, as Karmada's does)."""
+        suspension = spec.get("suspension")
+        if not isinstance(suspension, dict):
+            return
+        on = suspension.get("dispatchingOnClusters")
+        if suspension.get("dispatching") is True and isinstance(on, dict) and on.get("clusterNames"):
+            why = "suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames"
+            self.fail(suspension, "spec.suspension.suspension", why)
 
     def placement(self, placement: dict[str, Any]) -> list[ast.PolicyStmt]:
         """spec.placement as policy statements."""
@@ -410,6 +440,7 @@ class _Converter:
             if namespace is not None and ns != namespace:  # ValidatePropagationSpec, after the webhook's default
                 path = f"spec.resourceSelectors[{i}].namespace"
                 self.fail(sel, path, f"Invalid value: {json.dumps(ns)}: {_SELECTOR_NAMESPACE}")
+                ns = namespace  # said once: the rule check would say it again of the converted select
             key = (str(ns), str(sel.get("name") or ""), repr(sel.get("labelSelector")))
             groups.setdefault(key, []).append(
                 (self.word(sel.get("kind"), sel, f"spec.resourceSelectors[{i}].kind"), sel)
@@ -444,8 +475,13 @@ class _Converter:
     def toleration(self, tol: dict[str, Any], path: str) -> ast.Toleration:
         self.known(tol, {"key", "operator", "value", "effect", "tolerationSeconds"}, path)
         operator = tol.get("operator") or "Equal"
-        if operator not in ("Equal", "Exists"):
-            self.fail(tol, f"{path}.operator", f"unsupported operator {operator!r} (Lt and Gt are rejected by Karmada)")
+        if operator in ("Lt", "Gt"):  # validateClusterTolerations
+            supported = 'supported values: "", "Exists", "Equal"'
+            self.fail(tol, f"{path}.operator", f"Unsupported value: {json.dumps(operator)}: {supported}")
+        elif operator not in ("Equal", "Exists"):
+            self.fail(
+                tol, f"{path}.operator", f"unsupported operator {operator!r}: a toleration's are Exists and Equal"
+            )
         key = self.word(tol["key"], tol, f"{path}.key") if tol.get("key") else None
         value = self.word(tol.get("value", ""), tol, f"{path}.value") if operator == "Equal" else None
         effect = self.word(tol["effect"], tol, f"{path}.effect") if tol.get("effect") else None
@@ -455,6 +491,12 @@ class _Converter:
 
     def spread(self, sc: dict[str, Any], path: str) -> list[ast.Spread]:
         self.known(sc, {"spreadByField", "spreadByLabel", "maxGroups", "minGroups"}, path)
+        by = sc.get("spreadByField")
+        if by is not None and by not in _SPREAD_FIELDS:  # the CRD's enum, checked before the webhook
+            supported = ", ".join(json.dumps(f) for f in _SPREAD_FIELDS)
+            where = f"{path}.spreadByField"
+            self.fail(sc, where, f"Unsupported value: {json.dumps(by)}: supported values: {supported}")
+            return []
         # ValidateSpreadConstraint (pkg/util/validation/validation.go)
         if sc.get("spreadByLabel") and sc.get("spreadByField"):
             self.fail(sc, path, "spreadByLabel should not co-exist with spreadByField")
@@ -469,7 +511,7 @@ class _Converter:
                 sc, f"{path}.spreadByLabel", "spreadByLabel is not implemented by Karmada's scheduler; not evaluated"
             )
             return []
-        field = self.word(sc.get("spreadByField") or "cluster", sc, f"{path}.spreadByField")
+        field = self.word(by or "cluster", sc, f"{path}.spreadByField")
         low = self.integer(sc, "minGroups", f"{path}.minGroups")
         high = self.integer(sc, "maxGroups", f"{path}.maxGroups")
         return [
@@ -517,7 +559,12 @@ class _Converter:
                     ast.Purge(self.word(block["purgeMode"], block, f"{path}.purgeMode"), span=self.span(block))
                 )
             grace = self.integer(block, "gracePeriodSeconds", f"{path}.gracePeriodSeconds", 32)
-            if grace is not None:
+            purge = block.get("purgeMode") or "Gracefully"  # the CRD's default
+            if grace is not None and kind == "application" and DEPRECATED_PURGE_MODES.get(purge, purge) != "Gracefully":
+                # ValidateApplicationFailover
+                where = f"{path}.gracePeriodSeconds"
+                self.fail(block, where, f"Invalid value: {grace}: only takes effect when purgeMode is gracefully")
+            elif grace is not None:
                 stmts.append(ast.Grace(ast.Duration(grace, span=self.span(block)), span=self.span(block)))
             preservation = self.mapping(block.get("statePreservation"), block, f"{path}.statePreservation")
             for i, rule in enumerate(preservation.get("rules") or []):
@@ -532,6 +579,24 @@ class _Converter:
                 )
             out.append(ast.Failover(ast.Word(kind, span=self.span(block)), tuple(stmts), span=self.span(block)))
         return out
+
+
+def _field_selector_problem(expressions: Any) -> str | None:
+    """ValidatePolicyFieldSelector (pkg/util/validation/validation.go): key, then operator, of each expression."""
+    for expr in expressions if isinstance(expressions, list) else []:
+        if not isinstance(expr, dict):
+            continue
+        key, operator = expr.get("key"), expr.get("operator")
+        if key not in ("provider", "region", "zone"):
+            return f"unsupported key {_go_quote(key)}, must be provider, region, or zone"
+        if operator not in ("In", "NotIn"):
+            return f"unsupported operator {_go_quote(operator)}, must be In or NotIn"
+    return None
+
+
+def _go_quote(value: Any) -> str:
+    """Go's %q of a string field (a missing one is empty)."""
+    return json.dumps("" if value is None else str(value))
 
 
 def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], list[Diagnostic]]:
