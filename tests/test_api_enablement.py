@@ -19,7 +19,10 @@ def _cluster(name: str, apis: list[tuple[str, str]] | None, complete: bool = Tru
     if apis is not None:
         status["apiEnablements"] = [{"groupVersion": gv, "resources": [{"name": "x", "kind": k}]} for gv, k in apis]
     if complete:
-        status["conditions"] = [{"type": "CompleteAPIEnablements", "status": "True"}]
+        status["conditions"] = [
+            {"type": "Ready", "status": "True"},  # without it the cluster controller taints the cluster NotReady
+            {"type": "CompleteAPIEnablements", "status": "True"},
+        ]
     return {
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",

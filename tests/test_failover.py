@@ -583,3 +583,56 @@ def test_a_template_client_go_refuses_fails_each_eviction_in_its_words() -> None
     failing = Preservation((("k", "{.items[?(@.replicas==2)]}"),), "p.fr:1")
     with pytest.raises(PreservationError, match=r'^k: failed to execute jsonpath "\{\.items'):
         preserved_state(failing, status, "m1")
+
+
+@pytest.mark.parametrize(("after", "evicted"), [(30, False), (61, True)])
+def test_a_toleration_without_an_effect_keeps_its_seconds(tmp_path: Path, after: int, evicted: bool) -> None:
+    """Issue 27: Karmada admits a cluster toleration with tolerationSeconds and no effect (validateClusterTolerations,
+    pkg/util/validation/validation.go, checks only the operator); the toleration matches every effect and its
+    seconds bound the NoExecute taint (the taint manager's GetMinTolerationTimeWithCurrentTime)."""
+    from dataclasses import replace as with_
+
+    from engine.inputs.facts import Taint
+
+    text = Path("examples/divided-replicas/snapshot.yaml").read_text(encoding="utf-8")
+    tolerated = "      spreadConstraints:\n      - {spreadByField: region, minGroups: 2, maxGroups: 2}\n"
+    assert tolerated in text
+    text = text.replace(
+        tolerated,
+        "      clusterTolerations: [{key: maintenance, operator: Exists, tolerationSeconds: 60}]\n" + tolerated,
+    )
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(text, encoding="utf-8")
+    facts = load_facts([snapshot])
+    binding = next(b for b in facts.bindings if b.key == "shop/api-deployment")
+    binding = with_(binding, clusters=(TargetCluster("member1", 3), TargetCluster("member3", 9)))
+    taint = (Taint("maintenance", "", "NoExecute", T0),)
+    clusters = tuple(with_(c, taints=taint) if c.name == "member3" else c for c in facts.clusters)
+    facts = with_(
+        facts, clusters=clusters, bindings=tuple(binding if b.key == binding.key else b for b in facts.bindings)
+    )
+    result = evaluate(load_rules([snapshot]), facts, T0 + dt.timedelta(seconds=after))
+    assert bool(result.evictions) is evicted
+
+
+def test_the_taint_manager_evicts_a_late_placement_at_its_next_sweep(tmp_path: Path) -> None:
+    """Issue 27, simulate's clock: shop/web is placed on m2 at 10:00:00, when its toleration of m2's NoExecute
+    taint (since 09:58:25, for 30 s) has run out; the taint manager (NoExecuteTaintManager.syncCluster, RequeueAfter
+    ClusterTaintEvictionRetryFrequency = 10 s) sweeps m2 every 10 s from the taint's arrival, so it evicts at
+    10:00:05, not at some later unrelated moment (before: never, the timeline having no other event)."""
+    (tmp_path / "snap.yaml").write_text(
+        "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]\n  placement:\n"
+        "    clusterAffinity: {clusterNames: [m1, m2]}\n"
+        "    clusterTolerations: [{key: k2, operator: Exists, effect: NoExecute, tolerationSeconds: 30}]\n"
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {replicas: 1}\n"
+        "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n"
+        "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m2}\n"
+        "spec: {taints: [{key: k2, effect: NoExecute, timeAdded: '2026-12-02T09:58:25Z'}]}\n"
+    )
+    (tmp_path / "events.yaml").write_text("start: 2026-12-02T10:00:00Z\nevents: []\n")
+    snap = str(tmp_path / "snap.yaml")
+    result = CliRunner().invoke(main, ["simulate", snap, "--facts", snap, "--events", str(tmp_path / "events.yaml")])
+    assert result.exit_code == 0, result.output
+    evicted = [line for line in result.stdout.splitlines() if " evicted " in line]
+    assert evicted and evicted[0].startswith("2026-12-02T10:00:05Z (+5s)  evicted shop/web-deployment @ m2")

@@ -130,10 +130,6 @@ class Controllers:
 DEFAULT_CONTROLLERS = Controllers()
 
 
-NOT_READY = "cluster.karmada.io/not-ready"
-UNREACHABLE = "cluster.karmada.io/unreachable"
-
-
 @dataclass(frozen=True)
 class Preservation:
     rules: tuple[tuple[str, str], ...]  # (aliasLabelName, jsonPath)
@@ -434,6 +430,21 @@ def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[boo
         f"{rfc3339(taint.time_added) if taint.time_added else '?'}, tolerated for {seconds}s"
     )
     return True, why
+
+
+# ClusterTaintEvictionRetryFrequency (cmd/controller-manager/app/controllermanager.go): the taint manager
+# reconciles a cluster with NoExecute taints again this long after each reconcile, evicting what is due then
+TAINT_EVICTION_RETRY = dt.timedelta(seconds=10)
+
+
+def next_taint_resync(cluster: Cluster, now: dt.datetime) -> dt.datetime:
+    """The taint manager's next sweep of ``cluster`` after ``now`` (NoExecuteTaintManager.syncCluster returns
+    RequeueAfter the retry frequency): every 10 s from the last taint that started one."""
+    started = [t.time_added for t in cluster.taints if t.effect == "NoExecute" and t.time_added is not None]
+    anchor = max(started, default=now)
+    if anchor > now:
+        return anchor
+    return anchor + TAINT_EVICTION_RETRY * ((now - anchor) // TAINT_EVICTION_RETRY + 1)
 
 
 def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool | dt.datetime:

@@ -17,8 +17,6 @@ from typing import Any
 from engine.errors import Diagnostic, warning
 from engine.failover.controllers import (
     DEFAULT_CONTROLLERS,
-    NOT_READY,
-    UNREACHABLE,
     Bindings,
     Controllers,
     RuleEviction,
@@ -28,12 +26,13 @@ from engine.failover.controllers import (
     failover_of,
     graceful_eviction,
     label_problems,
+    next_taint_resync,
     no_execute_tainted,
     taint_eviction_due,
     task_timeout,
 )
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import ClusterStatus, Taint, TargetCluster
+from engine.inputs.facts import ClusterStatus, Taint, TargetCluster, scheduling_taints
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.reschedule import waits_for_the_workload
@@ -109,10 +108,8 @@ class Simulator:
         elif event.kind is EventKind.UNTAINT:
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
         else:  # ready: the cluster controller's NoSchedule taints (§4.3)
-            taints = [t for t in taints if t.key not in (NOT_READY, UNREACHABLE) or t.effect != "NoSchedule"]
             status = f.get("status", "True")
-            if status != "True":
-                taints.append(Taint(NOT_READY if status == "False" else UNREACHABLE, "", "NoSchedule", world.now))
+            taints = list(scheduling_taints(tuple(taints), status, world.now))
             cluster = replace(cluster, ready=status)
         cluster = replace(cluster, taints=tuple(taints))
         world.clusters[cluster.name] = cluster
@@ -256,6 +253,8 @@ class Simulator:
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
                 if isinstance(due, dt.datetime):
                     times.append(due)  # the taint manager evicts at the trigger time itself
+                elif due is True:  # placed there after this moment's sweep: the cluster's next resync evicts it
+                    times.append(next_taint_resync(world.clusters[name], world.now))
             for task in binding.eviction_tasks:
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
                     timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)

@@ -24,6 +24,23 @@ class Taint:
     time_added: dt.datetime | None = None
 
 
+NOT_READY = "cluster.karmada.io/not-ready"
+UNREACHABLE = "cluster.karmada.io/unreachable"
+
+
+def scheduling_taints(taints: tuple[Taint, ...], ready: str | None, since: dt.datetime | None) -> tuple[Taint, ...]:
+    """The cluster controller's NoSchedule taints for the Ready condition's status (``None``: no Ready
+    condition), as taintClusterByCondition (pkg/controllers/cluster/cluster_controller.go) sets them at once:
+    False gets not-ready, Unknown unreachable, a missing condition not-ready, True neither."""
+    wanted = {"False": NOT_READY, "Unknown": UNREACHABLE, None: NOT_READY}.get(ready)
+    kept = tuple(
+        t for t in taints if t.effect != "NoSchedule" or t.key not in (NOT_READY, UNREACHABLE) or t.key == wanted
+    )
+    if wanted is None or any(t.key == wanted and t.effect == "NoSchedule" for t in kept):
+        return kept
+    return (*kept, Taint(wanted, "", "NoSchedule", since))
+
+
 Resources = Mapping[str, Fraction]  # a corev1.ResourceList: resource name → exact quantity
 
 

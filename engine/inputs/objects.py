@@ -36,6 +36,7 @@ from engine.inputs.facts import (
     binding_name,
     claim_of,
     parse_time,
+    scheduling_taints,
 )
 from engine.inputs.files import Paths, display_path, expand
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
@@ -261,7 +262,8 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
             r.fail(f"{path}.effect", f"unknown taint effect {effect!r}")
         taint = Taint(r.string(t, "key", path, required=True), r.string(t, "value", path), effect)
         taints.append(Taint(taint.key, taint.value, taint.effect, r.time(t, "timeAdded", path)))
-    ready, since = "Unknown" if status.get("conditions") is not None else "True", None
+    ready: str | None = None if status.get("conditions") is not None else "True"  # None: no Ready condition
+    since = None
     complete = False
     for i, raw in enumerate(r.sequence(status.get("conditions"), "status.conditions")):
         c = r.mapping(raw, f"status.conditions[{i}]")
@@ -271,6 +273,8 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
             since = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
             if ready not in ("True", "False", "Unknown"):
                 r.fail(f"status.conditions[{i}].status", f"expected True, False or Unknown, found {ready!r}")
+    if status.get("conditions") is not None:  # a control plane's cluster: its controller's taints, at once
+        taints = list(scheduling_taints(tuple(taints), ready, since))
     return Cluster(
         resource_summary=_resource_summary(r, status),
         resource_models=_resource_models(r, spec),
@@ -280,12 +284,33 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         region=r.string(spec, "region", "spec"),
         zones=tuple(zones),
         taints=tuple(taints),
-        ready=ready,
+        ready=ready or "Unknown",
         ready_since=since,
         deleting=meta.get("deletionTimestamp") is not None,
         source=source,
         api_enablements=_api_enablements(r, status),
         complete_api_enablements=complete,
+    )
+
+
+# The detector's --skipped-propagating-apis defaults (pkg/util/apigroup.go NewSkippedResourceConfig): Karmada's own
+# API groups, events and leases are never resource templates.
+_SKIPPED_GROUPS = frozenset(
+    {
+        "cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io",
+        "networking.karmada.io", "autoscaling.karmada.io", "remedy.karmada.io", "apps.karmada.io",
+        "events.k8s.io",
+    }
+)  # fmt: skip
+
+
+def _not_propagated(obj: Mapping[str, Any]) -> bool:
+    api_version = str(obj.get("apiVersion", ""))
+    group = api_version.rpartition("/")[0]
+    return (
+        group in _SKIPPED_GROUPS
+        or api_version == "coordination.k8s.io/v1"
+        or (api_version == "v1" and obj.get("kind") == "Event")
     )
 
 
@@ -626,6 +651,7 @@ class FactSet:
         self.policies: list[PolicyObject] = []
         self.seen: dict[tuple[str, str, str], str] = {}
         self.sources: dict[str, str] = {}  # the text of each file, to show the lines problems are on
+        self.taint_policies: list[str] = []  # ClusterTaintPolicy names: said, not yet modelled
         self.health_hooks: list[HookRule] = []  # kinds a snapshot's interpreter objects can judge the health of
 
     def add(self, subject: str, obj: Any, marks: Marks | None = None) -> None:
@@ -661,6 +687,11 @@ class FactSet:
         if kind in _INTERPRETER_KINDS and str(obj.get("apiVersion", "")).startswith("config.karmada.io/"):
             self.health_hooks += _health_hooks(r, obj)
             return
+        if kind == "ClusterTaintPolicy" and str(obj.get("apiVersion", "")).startswith("policy.karmada.io/"):
+            self.taint_policies.append(str(name))
+            return
+        if kind not in ("Cluster", "ResourceBinding", "ClusterResourceBinding") and _not_propagated(obj):
+            return  # the detector never sees it: not a resource template
         if kind in ("Cluster", "ResourceBinding", "ClusterResourceBinding"):
             r.known(obj, _TOP, "")  # a resource template's other fields are its content: propagated, not read
         if kind == "Cluster":
@@ -679,6 +710,15 @@ class FactSet:
     def build(self) -> Facts:
         policies, problems = convert_objects(sorted(self.policies, key=lambda p: p.source))
         self.problems += problems
+        if self.taint_policies:
+            names = sorted(self.taint_policies)
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            message = (
+                f"ClusterTaintPolicy {shown}: the clusters' taints are taken as the snapshot shows them (a control "
+                "plane's dump already has the taints these policies added); simulate and resilience do not apply "
+                "them when a cluster's conditions change (not modelled yet)"
+            )
+            self.problems.append(warning(message, subject="ClusterTaintPolicy"))
         errors = [p for p in self.problems if p.is_error]
         if errors:
             raise FactError(errors, self.sources)

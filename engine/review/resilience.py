@@ -31,10 +31,10 @@ from typing import Any
 from engine.collector import with_fewer_collections
 from engine.errors import NO_SPAN, UsageError
 from engine.evaluate import scheduler_for
-from engine.failover.controllers import DEFAULT_CONTROLLERS, NOT_READY, Controllers
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import Binding, Cluster, Facts
+from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, EntryKind
 

@@ -790,8 +790,9 @@ class Scheduler:
 
     @property
     def unmatched(self) -> tuple[str, ...]:
-        """The bindings no policy selects."""
-        return tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None)
+        """The bindings no policy selects (a Namespace is not one: the namespace sync controller propagates every
+        namespace to every cluster, selected or not)."""
+        return tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None and b.kind != "Namespace")
 
     def warnings(self) -> tuple[Diagnostic, ...]:
         out = []
