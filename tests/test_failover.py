@@ -636,3 +636,44 @@ def test_the_taint_manager_evicts_a_late_placement_at_its_next_sweep(tmp_path: P
     assert result.exit_code == 0, result.output
     evicted = [line for line in result.stdout.splitlines() if " evicted " in line]
     assert evicted and evicted[0].startswith("2026-12-02T10:00:05Z (+5s)  evicted shop/web-deployment @ m2")
+
+
+GRACEFUL_SNAPSHOT = """apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [m1, m2]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec: {replicas: 1}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: m1}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: m2}
+"""
+
+
+@pytest.mark.parametrize("noise", ["", "- at: 5m\n  ready: {cluster: m1, status: 'True'}\n"])
+def test_a_graceful_task_whose_new_clusters_are_healthy_goes_at_the_next_reconcile(tmp_path: Path, noise: str) -> None:
+    """Issue 27, simulate's clock: shop/web runs Healthy on m1 and on m2; m2 gains an untolerated NoExecute taint
+    at +20s. The Gracefully task is stamped then, and stamping updates the binding, which
+    RBGracefulEvictionController reconciles again at once (pkg/controllers/gracefuleviction): its one new
+    cluster m1 is Healthy, so the task goes (+21s on this clock; it waited for its 600 s timeout unless some
+    other event came first). An unrelated no-op event later (m1 Ready again) changes nothing."""
+    (tmp_path / "snap.yaml").write_text(GRACEFUL_SNAPSHOT)
+    (tmp_path / "events.yaml").write_text(
+        "start: 2026-12-02T10:00:00Z\nevents:\n- at: 10s\n  health: {binding: shop/web-deployment, cluster: m1, "
+        "status: Healthy}\n- at: 20s\n  taint: {cluster: m2, key: gone, effect: NoExecute}\n" + noise
+    )
+    snap = str(tmp_path / "snap.yaml")
+    result = CliRunner().invoke(main, ["simulate", snap, "--facts", snap, "--events", str(tmp_path / "events.yaml")])
+    assert result.exit_code == 0, result.output
+    removed = [line for line in result.stdout.splitlines() if "task-removed" in line]
+    assert removed == ["2026-12-02T10:00:21Z (+21s)  task-removed shop/web-deployment @ m2"]

@@ -488,13 +488,18 @@ def task_timeout(task: EvictionTask, default: int = GRACEFUL_EVICTION_TIMEOUT) -
     return task.grace_period_seconds if task.grace_period_seconds is not None else default
 
 
+def new_clusters_healthy(world: World, binding: Binding) -> bool:
+    """assessSingleTask's test: every cluster the binding targets reports its workload Healthy (vacuous if none)."""
+    return all((s := world.health(binding, c)) is not None and s.health == "Healthy" for c in binding.cluster_names)
+
+
 def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[EvictionTask]]:
     """assessEvictionTasks (§4.2): stamp new tasks; drop those timed out or whose new clusters are healthy."""
     if not binding.eviction_tasks:
         return binding, []  # nothing to assess (most bindings, at every step)
     kept: list[EvictionTask] = []
     dropped: list[EvictionTask] = []
-    healthy = all((s := world.health(binding, c)) is not None and s.health == "Healthy" for c in binding.cluster_names)
+    healthy = new_clusters_healthy(world, binding)
     for task in binding.eviction_tasks:
         if task.creation_timestamp is None or task.creation_timestamp == world.now:
             # first sight: stamped, never assessed in the same pass (karmada-reference.md §7.2 quirk 10)

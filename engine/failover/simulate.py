@@ -26,6 +26,7 @@ from engine.failover.controllers import (
     failover_of,
     graceful_eviction,
     label_problems,
+    new_clusters_healthy,
     next_taint_resync,
     no_execute_tainted,
     taint_eviction_due,
@@ -256,6 +257,11 @@ class Simulator:
                 elif due is True:  # placed there after this moment's sweep: the cluster's next resync evicts it
                     times.append(next_taint_resync(world.clusters[name], world.now))
             for task in binding.eviction_tasks:
+                just_stamped = task.creation_timestamp == world.now and task.suppress_deletion is None
+                if just_stamped and new_clusters_healthy(world, binding):
+                    # stamping the task updates the binding, which the controller reconciles again at once:
+                    # the task whose new clusters are all Healthy goes then (a second later on this clock)
+                    times.append(world.now + dt.timedelta(seconds=1))
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
                     timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
                     # a zero or negative timeout (Karmada takes one) ends the task at its next assessment
