@@ -280,6 +280,7 @@ def test_the_webhooks_refusals_in_its_words(tmp_path: Path, old: str, new: str, 
         "{key: k, operator: Exists, tolerationSeconds: 30}",  # no effect: every effect, the seconds for NoExecute
         "{key: k, operator: Exists}",
         "{operator: Exists, effect: NoExecute, tolerationSeconds: 30}",
+        "{key: k, operator: Foo}",  # no enum: admitted, and Toleration.ToleratesTaint matches nothing (warned)
     ],
 )
 def test_what_the_webhook_admits_is_admitted(tmp_path: Path, toleration: str) -> None:
@@ -368,3 +369,18 @@ def test_preemption_and_activation_convert_both_ways(tmp_path: Path) -> None:
     assert (
         back.exit_code == 0 and "preemption: Always\n" in back.stdout and "activationPreference: Lazy\n" in back.stdout
     )
+
+
+def test_a_toleration_with_an_unknown_operator_tolerates_nothing(tmp_path: Path) -> None:
+    """Karmada admits any operator but Lt and Gt; corev1 Toleration.ToleratesTaint matches none other."""
+    text = WEBHOOK_POLICY.replace(
+        "    clusterAffinity", "    clusterTolerations: [{key: k, operator: Foo}]\n    clusterAffinity"
+    )
+    text += "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n"
+    text += "spec: {taints: [{key: k, effect: NoSchedule}]}\n"
+    text += "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+    (tmp_path / "snap.yaml").write_text(text)
+    rules = load_rules([tmp_path / "snap.yaml"])
+    assert any("tolerates no taint" in w.message for w in rules.warnings)
+    placement = evaluate(rules, load_facts([tmp_path / "snap.yaml"])).placement("shop/web-deployment")
+    assert placement.clusters == () and "m1" in placement.rejected

@@ -341,11 +341,11 @@ class _Converter:
                 )
             )
         for i, tol in enumerate(placement.get("clusterTolerations") or []):
-            stmts.append(
-                self.toleration(
-                    self.mapping(tol, placement, f"clusterTolerations[{i}]"), f"spec.placement.clusterTolerations[{i}]"
-                )
+            toleration = self.toleration(
+                self.mapping(tol, placement, f"clusterTolerations[{i}]"), f"spec.placement.clusterTolerations[{i}]"
             )
+            if toleration is not None:
+                stmts.append(toleration)
         for i, sc in enumerate(placement.get("spreadConstraints") or []):
             stmts += self.spread(
                 self.mapping(sc, placement, f"spreadConstraints[{i}]"), f"spec.placement.spreadConstraints[{i}]"
@@ -472,16 +472,16 @@ class _Converter:
             out.append(ast.Select(tuple(stmts), span=self.span(first)))
         return out
 
-    def toleration(self, tol: dict[str, Any], path: str) -> ast.Toleration:
+    def toleration(self, tol: dict[str, Any], path: str) -> ast.Toleration | None:
         self.known(tol, {"key", "operator", "value", "effect", "tolerationSeconds"}, path)
         operator = tol.get("operator") or "Equal"
         if operator in ("Lt", "Gt"):  # validateClusterTolerations
             supported = 'supported values: "", "Exists", "Equal"'
             self.fail(tol, f"{path}.operator", f"Unsupported value: {json.dumps(operator)}: {supported}")
-        elif operator not in ("Equal", "Exists"):
-            self.fail(
-                tol, f"{path}.operator", f"unsupported operator {operator!r}: a toleration's are Exists and Equal"
-            )
+        elif operator not in ("Equal", "Exists"):  # admitted (no enum); Toleration.ToleratesTaint matches nothing
+            message = f"operator {operator!r} is neither Exists nor Equal: Karmada admits it, and it tolerates no taint"
+            self.warn(tol, f"{path}.operator", message)
+            return None
         key = self.word(tol["key"], tol, f"{path}.key") if tol.get("key") else None
         value = self.word(tol.get("value", ""), tol, f"{path}.value") if operator == "Equal" else None
         effect = self.word(tol["effect"], tol, f"{path}.effect") if tol.get("effect") else None
