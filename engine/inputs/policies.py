@@ -15,8 +15,9 @@ from typing import Any
 
 from engine.errors import Diagnostic, Span, error, file_line, warning
 from engine.inputs.yaml import Marks, load_text
+from engine.kube.gojson import quote
 from engine.syntax import ast
-from engine.syntax.schema import DEPRECATED_PURGE_MODES
+from engine.syntax.schema import DEPRECATED_PURGE_MODES, FIELD_SELECTOR_KEYS, SPREAD_FIELDS
 
 POLICY_KINDS = ("PropagationPolicy", "ClusterPropagationPolicy")
 _SELECTOR_NAMESPACE = "namespace of resource selector must be the same as the namespace of the policy"
@@ -27,7 +28,6 @@ _PLACEMENT = {
 _SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption",
          "dependentOverrides", "schedulerName", "conflictResolution", "activationPreference", "suspension",
          "preserveResourcesOnDeletion", "association"}  # fmt: skip
-_SPREAD_FIELDS = ("cluster", "region", "zone", "provider")  # +kubebuilder:validation:Enum, propagation_types.go
 _NOT_EVALUATED = {"dependentOverrides", "schedulerName", "conflictResolution", "suspension",
                   "preserveResourcesOnDeletion", "association"}  # fmt: skip
 
@@ -492,8 +492,8 @@ class _Converter:
     def spread(self, sc: dict[str, Any], path: str) -> list[ast.Spread]:
         self.known(sc, {"spreadByField", "spreadByLabel", "maxGroups", "minGroups"}, path)
         by = sc.get("spreadByField")
-        if by is not None and by not in _SPREAD_FIELDS:  # the CRD's enum, checked before the webhook
-            supported = ", ".join(json.dumps(f) for f in _SPREAD_FIELDS)
+        if by is not None and by not in SPREAD_FIELDS:  # the CRD's enum, checked before the webhook
+            supported = ", ".join(json.dumps(f) for f in SPREAD_FIELDS)
             where = f"{path}.spreadByField"
             self.fail(sc, where, f"Unsupported value: {json.dumps(by)}: supported values: {supported}")
             return []
@@ -587,7 +587,7 @@ def _field_selector_problem(expressions: Any) -> str | None:
         if not isinstance(expr, dict):
             continue
         key, operator = expr.get("key"), expr.get("operator")
-        if key not in ("provider", "region", "zone"):
+        if key not in FIELD_SELECTOR_KEYS:
             return f"unsupported key {_go_quote(key)}, must be provider, region, or zone"
         if operator not in ("In", "NotIn"):
             return f"unsupported operator {_go_quote(operator)}, must be In or NotIn"
@@ -596,7 +596,7 @@ def _field_selector_problem(expressions: Any) -> str | None:
 
 def _go_quote(value: Any) -> str:
     """Go's %q of a string field (a missing one is empty)."""
-    return json.dumps("" if value is None else str(value))
+    return quote("" if value is None else str(value))
 
 
 def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], list[Diagnostic]]:
