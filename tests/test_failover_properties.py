@@ -212,3 +212,32 @@ def test_taint_toleration_seconds_overflow_as_go_computes_them(seconds: int, wan
     toleration = {"key": "k", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": seconds}
     cluster = Cluster("m1", taints=(Taint("k", "", "NoExecute", T0),))
     assert taint_eviction_due(Failover(tolerations=(toleration,)), cluster, T0) == want
+
+
+def _without_noise(entries: list[Entry], noise: Event) -> list[dict[str, object]]:
+    return [e.data() for e in entries if not (e.time == noise.at and e.kind == "ready" and e.cluster == "member4")]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sequences, st.integers(0, 2400), st.sampled_from(["directly", "gracefully", "never"]))
+def test_an_unrelated_no_op_event_changes_nothing(events: list[Event], at: int, mode: str) -> None:
+    """Issue 27, simulate's clock: a controller acts at its own moments (a toleration or grace running out, the
+    taint manager's sweep, the graceful eviction controller's reconcile, a retry), never because some unrelated
+    event moved the clock. member4 (nothing targets it, already without readiness taints) reported Ready at a
+    random moment must leave every other entry of the timeline as it was."""
+    noise = event(at, "ready", cluster="member4", status="True")
+    quiet = [e.data() for e in run(mode, events)]
+    noisy = _without_noise(run(mode, sorted([*events, noise], key=lambda e: e.at)), noise)
+    assert noisy == quiet
+
+
+def test_a_failed_eviction_is_said_once_and_a_new_targets_timer_starts_at_the_reschedule() -> None:
+    """member2 reports Unhealthy before the binding moves there (at 10:02:01, member1's toleration of 120 s
+    run out). The application failover controller reconciles the rescheduled binding at once, so member2's
+    timer starts at 10:02:01 and runs out at 10:04:02 (it started at the next unrelated moment, 10:05:01).
+    There the eviction fails (member2's status was never collected): said once, though the graceful eviction
+    deadlines at 10:05:01 and 10:12:02 retry it (Karmada retries with backoff until the status changes)."""
+    entries = run("directly", [event(0, "health", binding=BINDING, cluster="member2", status="Unhealthy")])
+    failed = [e for e in entries if e.kind == "eviction-failed"]
+    assert [(e.time, e.cluster) for e in failed] == [(T0 + dt.timedelta(seconds=242), "member2")]
+    assert "has not yet been collected from Cluster(member2)" in str(failed[0].detail["error"])

@@ -291,6 +291,8 @@ class World:
     unhealthy_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)
     health_since: dict[tuple[str, str], dt.datetime] = field(default_factory=dict)  # from the facts (extension)
     controllers: Controllers = DEFAULT_CONTROLLERS
+    # (binding, cluster, error) of each eviction that failed and fails still: said once while it stands
+    failing: set[tuple[str, str, str]] = field(default_factory=set)
 
     def health(self, binding: Binding, cluster: str) -> ClusterStatus | None:
         return next((s for s in binding.aggregated_status if s.cluster == cluster), None)
@@ -359,13 +361,15 @@ def _go_after(t: dt.datetime, seconds: int) -> dt.datetime:
         return NEVER if nanoseconds > 0 else _EARLIEST
 
 
-def application_failover(world: World) -> Iterator[tuple[str, str, bool, str]]:
-    """(binding, cluster, app=True, why) for each workload Unhealthy for longer than tolerationSeconds (§4.4).
+def application_failover(world: World, keys: Iterable[str] | None = None) -> Iterator[tuple[str, str, bool, str]]:
+    """(binding, cluster, app=True, why) for each workload Unhealthy for longer than tolerationSeconds (§4.4),
+    of every binding with a status or of those of ``keys``.
 
     The timers are Karmada's workloadUnhealthyMap: set on first sight of Unhealthy (for a cluster not
     in a task), dropped when the workload is Healthy or Unknown or the cluster is no longer a target
     (deleteIrrelevantClusters), kept otherwise (an Unhealthy cluster with a task, another health)."""
-    for key in sorted(world.bindings.with_status):  # no status, nothing to time
+    with_status = world.bindings.with_status
+    for key in sorted(with_status if keys is None else with_status.intersection(keys)):  # no status, no timer
         binding = world.bindings[key]
         f = world.failover.get(key)
         if f is None or not f.app:
@@ -641,4 +645,24 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
             detail |= {"rule": why.rule, "source": why.source}
         task = world.bindings[key].eviction_tasks[-1]
         entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task))
-    return entries, evicted
+    return _once(world, entries), evicted
+
+
+def _once(world: World, entries: list[Entry]) -> list[Entry]:
+    """The entries without the failures said already. A controller whose eviction fails returns the error and
+    is retried through its queue's rate-limited backoff (controller-runtime's default: 5 ms doubling up to
+    1000 s per item): each retry fails alike until what it read changes (the workload's status, the binding),
+    which is an event of its own. So a failure is said when it first happens, and again only after it stopped
+    (evicted, healthy, untainted) or its error changed; the retries between say nothing new, and the timeline
+    does not depend on when some unrelated event moved the clock."""
+    failing = set()
+    out = []
+    for e in entries:
+        if e.kind is EntryKind.EVICTION_FAILED:
+            failure = (e.binding, e.cluster, str(e.detail.get("error", "")))
+            failing.add(failure)
+            if failure in world.failing:
+                continue
+        out.append(e)
+    world.failing = failing
+    return out

@@ -21,6 +21,7 @@ from engine.failover.controllers import (
     Controllers,
     RuleEviction,
     World,
+    application_failover,
     binding_controller,
     fail_over,
     failover_of,
@@ -51,6 +52,7 @@ class Simulator:
     ) -> None:
         self.engine = scheduler
         facts = scheduler.facts
+        self._due_now = False  # an application failover due at the moment the last step ended
         chosen = scheduler.binding_policy
         self.warnings: list[Diagnostic] = []
         # one Failover per policy, shared by its bindings (not rebuilt for each of thousands)
@@ -195,7 +197,10 @@ class Simulator:
             if dropped and not binding.clusters:
                 self._schedule(key)  # the evicted cluster is schedulable again
             self.entries += binding_controller(world, key)
-        world.bindings.changed.clear()
+        # the application failover controller reconciles every binding updated in this step at once (its timers
+        # of workloads Unhealthy on new targets start now); one already due is evicted at its next reconcile
+        changed, world.bindings.changed = world.bindings.changed, set()
+        self._due_now = any(True for _ in application_failover(world, changed))
 
     def schedule_triggered(self) -> None:
         """Before the first step: the scheduled bindings the scheduler would run now (Scheduler.why_run:
@@ -242,6 +247,8 @@ class Simulator:
     def next_deadline(self) -> dt.datetime | None:
         """The next moment a controller acts without an event: a toleration or grace period ends."""
         world, times = self.world, []
+        if self._due_now:
+            times.append(world.now + dt.timedelta(seconds=1))
         for (key, _), since in world.unhealthy_since.items():
             f = world.failover.get(key)
             if f is not None and f.app:
@@ -254,7 +261,9 @@ class Simulator:
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
                 if isinstance(due, dt.datetime):
                     times.append(due)  # the taint manager evicts at the trigger time itself
-                elif due is True:  # placed there after this moment's sweep: the cluster's next resync evicts it
+                elif due is True and not any(f[:2] == (key, name) for f in world.failing):
+                    # placed there after this moment's sweep: the cluster's next resync evicts it (an eviction
+                    # that failed is retried when what it read changes, which is an event: fail_over's _once)
                     times.append(next_taint_resync(world.clusters[name], world.now))
             for task in binding.eviction_tasks:
                 just_stamped = task.creation_timestamp == world.now and task.suppress_deletion is None

@@ -192,6 +192,7 @@ class Base:
         self.works = {key: {c: dict(labels) for c, labels in works.items()} for key, works in world.works.items()}
         self.unhealthy_since = dict(world.unhealthy_since)
         self.health_since = dict(world.health_since)
+        self.failing = set(world.failing)  # evictions failing before anything fails: not the scenario's doing
         world.bindings.touched.clear()
         self.sources = {
             key: f"{p.span.file}:{p.span.line}" for key, p in self.scheduler.binding_policy.items() if p is not None
@@ -246,6 +247,7 @@ class Base:
         world.bindings.changed.clear()
         world.unhealthy_since = dict(self.unhealthy_since)
         world.health_since = dict(self.health_since)
+        world.failing = set(self.failing)
 
     def _impact(self, scenario: Scenario, entries: Sequence[Entry]) -> Impact:
         world = self.simulator.world
