@@ -36,6 +36,8 @@ def scheduler_for(
     ``held``: a binding that holds an older placement than its Lazy policy's is scheduled by it, as
     Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows);
     ``explanations``: placements keep what explains them (off: their decisions are freed as it goes)."""
+    if facts.shown_clusters and not controllers.failover:  # no ClusterTaintPolicy controller: taints as shown
+        facts = replace(facts, clusters=facts.shown_clusters, shown_clusters=())
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())

@@ -164,6 +164,7 @@ class EntryKind(enum.StrEnum):
     TAINT = "taint"
     UNTAINT = "untaint"
     READY = "ready"
+    CONDITION = "condition"
     EVICTED = "evicted"
     EVICTION_FAILED = "eviction-failed"
     SCHEDULED = "scheduled"

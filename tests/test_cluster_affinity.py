@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine import RuleError
+from engine.inputs.matching import cluster_matches
 from engine.inputs.objects import load_facts
-from engine.schedule.matching import cluster_matches
 from engine.syntax import ast
 from engine.syntax.parse import parse
 from tests.helpers import cluster, key, run, workload
@@ -67,7 +67,7 @@ def test_cluster_matches(tmp_path: Path, case: int, block: str, feasible: bool) 
 
 @pytest.mark.parametrize(("case", "block", "feasible"), CASES, ids=[f"case{c[0]}-{c[1]}" for c in CASES])
 def test_python_cluster_matches_says_the_same(case: int, block: str, feasible: bool) -> None:
-    """engine.schedule.matching (static weights' targetCluster) against the same table as the rules."""
+    """engine.inputs.matching (static weights' targetCluster) against the same table as the rules."""
     (term,) = [s for s in parse(policy(block)).policies[0].statements if isinstance(s, ast.ClusterAffinity)]
     facts = load_facts(objects=[CLUSTER1])
     assert cluster_matches(facts.clusters[0], term.statements) is feasible

@@ -221,7 +221,7 @@ def test_every_public_function_refuses_none_with_the_projects_error(name: str) -
         ),
         (
             "health: {binding: a/b, cluster: member1, status: Unhealthy}\n  when: later",
-            ["events[0]: unknown key 'when'; an event has 'at' and one of health, ready, taint, untaint"],
+            ["events[0]: unknown key 'when'; an event has 'at' and one of health, ready, taint, untaint, condition"],
         ),
     ],
 )

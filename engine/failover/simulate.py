@@ -34,7 +34,8 @@ from engine.failover.controllers import (
     task_timeout,
 )
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import ClusterStatus, Taint, TargetCluster, scheduling_taints
+from engine.inputs.facts import Cluster, ClusterStatus, Condition, Taint, TargetCluster, scheduling_taints
+from engine.inputs.matching import taint_by_policies
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.reschedule import waits_for_the_workload
@@ -105,21 +106,29 @@ class Simulator:
         if cluster is None:
             raise event.error(f"cluster: no cluster {f.get('cluster')!r}")
         taints = list(cluster.taints)
+        before = cluster
         if event.kind is EventKind.TAINT:
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
             taints.append(Taint(f["key"], f.get("value", ""), f.get("effect", "NoSchedule"), world.now))
         elif event.kind is EventKind.UNTAINT:
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
-        else:  # ready: the cluster controller's NoSchedule taints (§4.3)
-            status = f.get("status", "True")
-            taints = list(scheduling_taints(tuple(taints), status, world.now))
-            cluster = replace(cluster, ready=status)
+        else:  # ready or another condition: the cluster controller's NoSchedule taints (§4.3) for Ready
+            kind, status = f.get("type", "Ready"), f.get("status", "True")
+            if kind == "Ready":
+                taints = list(scheduling_taints(tuple(taints), status, world.now))
+                cluster = replace(cluster, ready=status)
+            cluster = replace(cluster, conditions=_with_condition(cluster.conditions, kind, status, world.now))
         cluster = replace(cluster, taints=tuple(taints))
-        world.clusters[cluster.name] = cluster
-        self.engine.update_cluster(cluster)
         self.entries.append(
             Entry(world.now, EntryKind(event.kind), "", cluster.name, {k: v for k, v in f.items() if k != "cluster"})
         )
+        if cluster.conditions != before.conditions and world.controllers.failover:  # the ClusterTaintPolicy
+            # controller (started with the Failover gate) reconciles it at once
+            tainted = taint_by_policies(cluster, self.engine.facts.taint_policies, world.now)
+            self.entries += _taint_changes(world.now, cluster, tainted)
+            cluster = tainted
+        world.clusters[cluster.name] = cluster
+        self.engine.update_cluster(cluster)
 
     def _health(self, key: str, cluster: str, health: str, event: Event) -> None:
         binding = self.world.bindings.get(key)
@@ -298,3 +307,27 @@ class Simulator:
             if progress is not None:
                 progress(1 + len(events) - len(pending))
         return tuple(self.entries)
+
+
+def _with_condition(
+    conditions: tuple[Condition, ...], kind: str, status: str, now: dt.datetime
+) -> tuple[Condition, ...]:
+    """The conditions with ``kind`` at ``status`` (meta.SetStatusCondition: its transition time moves only when
+    the status changes; a new type is added last)."""
+    found = next((c for c in conditions if c.type == kind), None)
+    if found is None:
+        return (*conditions, Condition(kind, status, now))
+    if found.status == status:
+        return conditions
+    return tuple(Condition(kind, status, now) if c is found else c for c in conditions)
+
+
+def _taint_changes(now: dt.datetime, before: Cluster, after: Cluster) -> list[Entry]:
+    """What the ClusterTaintPolicy controller added and removed, as timeline entries."""
+    old = {(t.key, t.effect) for t in before.taints}
+    new = {(t.key, t.effect) for t in after.taints}
+    by = {"by": "ClusterTaintPolicy"}
+    return [
+        *(Entry(now, EntryKind.TAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in sorted(new - old)),
+        *(Entry(now, EntryKind.UNTAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in sorted(old - new)),
+    ]

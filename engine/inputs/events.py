@@ -10,6 +10,8 @@ events:
   untaint: {cluster: member2, key: cluster.karmada.io/not-ready, effect: NoExecute}
 - at: 7m
   ready: {cluster: member2, status: "False"}   # the cluster controller's NoSchedule taints
+- at: 8m
+  condition: {cluster: member3, type: NetworkUnavailable, status: "True"}   # read by ClusterTaintPolicies
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class EventKind(enum.StrEnum):
     READY = "ready"  # a cluster's Ready condition: {cluster, status}
     TAINT = "taint"  # {cluster, key, value, effect}
     UNTAINT = "untaint"  # {cluster, key, effect}
+    CONDITION = "condition"  # any of a cluster's status.conditions: {cluster, type, status}
 
 
 EVENT_KINDS = tuple(k.value for k in EventKind)
@@ -41,6 +44,15 @@ FIELDS: dict[EventKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
     EventKind.READY: (("cluster",), ("status",)),
     EventKind.TAINT: (("cluster", "key"), ("value", "effect")),
     EventKind.UNTAINT: (("cluster", "key"), ("value", "effect")),
+    EventKind.CONDITION: (("cluster", "type", "status"), ()),
+}
+
+
+# a condition's status (metav1.ConditionStatus), a workload's health (ResourceHealth); the first is the default
+_STATUSES: dict[EventKind, tuple[str, ...]] = {
+    EventKind.READY: ("True", "False", "Unknown"),
+    EventKind.CONDITION: ("True", "False", "Unknown"),
+    EventKind.HEALTH: ("Unknown", "Healthy", "Unhealthy"),
 }
 
 
@@ -130,6 +142,12 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
             out += problems
             continue
         fields = {str(k): str(v) for k, v in raw[kinds[0]].items()}
+        allowed = _STATUSES.get(kind, ())
+        if allowed and fields.get("status", allowed[0]) not in allowed:
+            body = raw[kinds[0]]
+            message = f"events[{index}].{kind}.status: expected {', '.join(allowed)}, found {fields['status']!r}"
+            out.append(error(message, document.span(body, next(k for k in body if str(k) == "status"))))
+            continue
         events.append(Event(when, kind, fields, where))
     if out:
         raise FactError(out)

@@ -13,6 +13,7 @@ from typing import Any
 
 from engine.errors import Diagnostic
 from engine.kube.interpreter import HookRule
+from engine.kube.validation import label_value_problems, qualified_name_problems
 from engine.syntax import ast
 
 
@@ -22,6 +23,48 @@ class Taint:
     value: str
     effect: str
     time_added: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One of a Cluster's status.conditions: its type, status and lastTransitionTime."""
+
+    type: str
+    status: str
+    since: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class MatchCondition:
+    """A ClusterTaintPolicy's addOnConditions or removeOnConditions item."""
+
+    type: str
+    operator: str  # In | NotIn; any other matches nothing (the CRD has no enum)
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TaintPolicy:
+    """A ClusterTaintPolicy (policy.karmada.io/v1alpha1): the taints its controller adds to the clusters of
+    ``targets`` (every cluster when None) whose conditions match ``add_on``, and removes when they match
+    ``remove_on`` (engine.inputs.matching.taint_by_policies)."""
+
+    name: str
+    created: dt.datetime | None
+    targets: tuple[ast.ClusterStmt, ...] | None
+    add_on: tuple[MatchCondition, ...]
+    remove_on: tuple[MatchCondition, ...]
+    taints: tuple[Taint, ...]
+    source: str = "<python>"
+
+
+def cluster_taint_problem(taint: Taint) -> str:
+    """Why a Cluster cannot carry ``taint`` (lifted.ValidateClusterTaints, the cluster webhook: a label name
+    for a key, a label value, the effect NoSchedule or NoExecute); "" when it can."""
+    problems = [*qualified_name_problems(taint.key), *label_value_problems(taint.value)]
+    if taint.effect not in ("NoSchedule", "NoExecute"):
+        problems.append(f'effect: Unsupported value: "{taint.effect}": supported values: "NoSchedule", "NoExecute"')
+    return "; ".join(problems)
 
 
 NOT_READY = "cluster.karmada.io/not-ready"
@@ -73,6 +116,7 @@ class Cluster:
     taints: tuple[Taint, ...] = ()
     ready: str = "True"  # status of the Ready condition: True | False | Unknown
     ready_since: dt.datetime | None = None
+    conditions: tuple[Condition, ...] = ()  # status.conditions, in order (what ClusterTaintPolicies read)
     deleting: bool = False
     source: str = "<python>"
     resource_summary: ResourceSummary | None = None  # None: status.resourceSummary absent
@@ -238,6 +282,11 @@ class Facts:
     warnings: tuple[Diagnostic, ...] = ()
     # kinds whose health the snapshot's ResourceInterpreterCustomizations and webhooks interpret
     health_hooks: tuple[HookRule, ...] = ()
+    # the ClusterTaintPolicies, in the order their controller applies them (by creationTimestamp, then name)
+    taint_policies: tuple[TaintPolicy, ...] = ()
+    # the clusters as the snapshot shows them, when its ClusterTaintPolicies changed their taints (the policies'
+    # controller runs only with the Failover feature gate on: engine.evaluate.scheduler_for); else ()
+    shown_clusters: tuple[Cluster, ...] = ()
 
 
 def binding_name(name: str, kind: str) -> str:

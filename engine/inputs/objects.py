@@ -25,11 +25,13 @@ from engine.inputs.facts import (
     Cluster,
     ClusterStatus,
     Component,
+    Condition,
     EvictionTask,
     Facts,
     ResourceModel,
     ResourceSummary,
     Taint,
+    TaintPolicy,
     TargetCluster,
     TimeOutOfRange,
     Workload,
@@ -39,7 +41,8 @@ from engine.inputs.facts import (
     scheduling_taints,
 )
 from engine.inputs.files import Paths, display_path, expand
-from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects
+from engine.inputs.matching import taint_by_policies
+from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects, convert_taint_policies
 from engine.inputs.yaml import Document, Marks, load_text, read_text
 from engine.kube import validation as k8s
 from engine.kube.interpreter import HookRule, customization_rule
@@ -265,9 +268,13 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
     ready: str | None = None if status.get("conditions") is not None else "True"  # None: no Ready condition
     since = None
     complete = False
+    conditions = []
     for i, raw in enumerate(r.sequence(status.get("conditions"), "status.conditions")):
         c = r.mapping(raw, f"status.conditions[{i}]")
         complete = complete or (c.get("type") == "CompleteAPIEnablements" and c.get("status") == "True")
+        if isinstance(c.get("type"), str) and isinstance(c.get("status"), str):
+            changed = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
+            conditions.append(Condition(c["type"], c["status"], changed))
         if c.get("type") == "Ready":
             ready = r.string(c, "status", f"status.conditions[{i}]", required=True)
             since = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
@@ -286,6 +293,7 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         taints=tuple(taints),
         ready=ready or "Unknown",
         ready_since=since,
+        conditions=tuple(conditions),
         deleting=meta.get("deletionTimestamp") is not None,
         source=source,
         api_enablements=_api_enablements(r, status),
@@ -651,7 +659,7 @@ class FactSet:
         self.policies: list[PolicyObject] = []
         self.seen: dict[tuple[str, str, str], str] = {}
         self.sources: dict[str, str] = {}  # the text of each file, to show the lines problems are on
-        self.taint_policies: list[str] = []  # ClusterTaintPolicy names: said, not yet modelled
+        self.taint_policies: list[PolicyObject] = []  # ClusterTaintPolicy objects
         self.health_hooks: list[HookRule] = []  # kinds a snapshot's interpreter objects can judge the health of
 
     def add(self, subject: str, obj: Any, marks: Marks | None = None) -> None:
@@ -688,7 +696,7 @@ class FactSet:
             self.health_hooks += _health_hooks(r, obj)
             return
         if kind == "ClusterTaintPolicy" and str(obj.get("apiVersion", "")).startswith("policy.karmada.io/"):
-            self.taint_policies.append(str(name))
+            self.taint_policies.append(PolicyObject(where, obj, marks))
             return
         if kind not in ("Cluster", "ResourceBinding", "ClusterResourceBinding") and _not_propagated(obj):
             return  # the detector never sees it: not a resource template
@@ -710,15 +718,9 @@ class FactSet:
     def build(self) -> Facts:
         policies, problems = convert_objects(sorted(self.policies, key=lambda p: p.source))
         self.problems += problems
-        if self.taint_policies:
-            names = sorted(self.taint_policies)
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            message = (
-                f"ClusterTaintPolicy {shown}: the clusters' taints are taken as the snapshot shows them (a control "
-                "plane's dump already has the taints these policies added); simulate and resilience do not apply "
-                "them when a cluster's conditions change (not modelled yet)"
-            )
-            self.problems.append(warning(message, subject="ClusterTaintPolicy"))
+        taint_policies, problems = convert_taint_policies(sorted(self.taint_policies, key=lambda p: p.source))
+        self.problems += problems
+        clusters = self._tainted(taint_policies) if taint_policies else self.clusters
         errors = [p for p in self.problems if p.is_error]
         if errors:
             raise FactError(errors, self.sources)
@@ -748,13 +750,44 @@ class FactSet:
                 raise FactError([error(f"binding {pending.key} exists twice", subject=workload.source)])
             bindings[pending.key] = pending
         return Facts(
-            clusters=tuple(sorted(self.clusters.values(), key=lambda c: c.name)),
+            clusters=tuple(sorted(clusters.values(), key=lambda c: c.name)),
             bindings=tuple(sorted(bindings.values(), key=lambda b: b.key)),
             workloads=tuple(sorted(self.workloads.values(), key=lambda w: (w.namespace, w.kind, w.name))),
             policies=tuple(policies),
             warnings=tuple(p for p in self.problems if not p.is_error),
             health_hooks=tuple(self.health_hooks),
+            taint_policies=tuple(taint_policies),
+            shown_clusters=tuple(sorted(self.clusters.values(), key=lambda c: c.name))
+            if clusters != self.clusters
+            else (),
         )
+
+    def _tainted(self, policies: list[TaintPolicy]) -> dict[str, Cluster]:
+        """The clusters as the ClusterTaintPolicy controller leaves them when it reconciles each (it does at once,
+        and whenever a cluster's conditions change): a control plane's dump already shows its taints, and then
+        nothing changes; a taint it adds is stamped with the latest transition of the conditions the policies
+        read (the change that made the controller act). Said once when it changes a cluster."""
+        read = {m.type for p in policies for m in (*p.add_on, *p.remove_on)}
+        out, changed = {}, []
+        for name, cluster in self.clusters.items():
+            times = [c.since for c in cluster.conditions if c.type in read and c.since is not None]
+            out[name] = tainted = taint_by_policies(cluster, policies, max(times, default=None))
+            if tainted is not cluster:
+                before = {(t.key, t.effect) for t in cluster.taints}
+                after = {(t.key, t.effect) for t in tainted.taints}
+                change = [f"+{k}:{e}" for k, e in sorted(after - before)] + [
+                    f"-{k}:{e}" for k, e in sorted(before - after)
+                ]
+                changed.append(f"{name} ({', '.join(change)})")
+        if changed:
+            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            message = (
+                f"the ClusterTaintPolicies change the taints of {len(changed)} cluster(s) the snapshot shows, as their "
+                f"controller does at once for the conditions the clusters report (with the Failover feature gate on, "
+                f"as fleetrules takes it): {shown}"
+            )
+            self.problems.append(warning(message, subject="ClusterTaintPolicy"))
+        return out
 
 
 def _with_labels(binding: Binding, workload: Workload) -> Binding:

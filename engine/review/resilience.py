@@ -40,7 +40,8 @@ from engine.results import Entry, EntryKind
 
 FAILURES = {
     "no-execute": f"gains the NoExecute taint {NOT_READY} (as a ClusterTaintPolicy adds it to a NotReady cluster)",
-    "not-ready": "goes NotReady (the cluster controller's NoSchedule taint: nothing running is evicted)",
+    "not-ready": "goes NotReady (the cluster controller's NoSchedule taint, and the taints of the snapshot's "
+    "ClusterTaintPolicies: only a NoExecute one evicts)",
     "unhealthy": "keeps running, but every application on it turns Unhealthy (application failover)",
 }
 GROUPINGS = ("cluster", "region", "zone", "provider")

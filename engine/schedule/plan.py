@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.inputs.facts import Cluster
-from engine.schedule.matching import cluster_matches
+from engine.inputs.matching import cluster_matches
 from engine.schedule.replicas import Strategy, Weights
 from engine.schedule.spread import Limits
 from engine.syntax import ast

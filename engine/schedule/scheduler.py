@@ -24,9 +24,9 @@ from engine.compile.encoding import Groups
 from engine.compile.policies import affinity_terms, groups, spread_facts, tolerations
 from engine.errors import Diagnostic, warning
 from engine.inputs.facts import Binding, Cluster, Facts
+from engine.inputs.matching import cluster_matches
 from engine.results import Placement, Reason, histogram
 from engine.schedule.explain import Explainer, Lazy
-from engine.schedule.matching import cluster_matches
 from engine.schedule.plan import Plan, plan_of
 from engine.schedule.replicas import (
     MAX_INT32,

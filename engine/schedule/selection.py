@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.inputs.facts import Binding, Claim
-from engine.schedule.matching import selector_matches
+from engine.inputs.matching import selector_matches
 from engine.syntax import ast
 
 
