@@ -39,9 +39,18 @@ from engine.backend.indexed import FactIndex
 from engine.compile import encoding
 from engine.errors import NO_SPAN
 from engine.evaluate import scheduler_for
+from engine.failover.controllers import Controllers
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event, EventKind
 from engine.results import Placement
+
+# the control plane the fleets are shaped for: workload anti-affinity and the taint manager on (Karmada ships them off)
+ON = Controllers.parse(
+    [
+        "enable-no-execute-taint-eviction=true",
+        "feature-gates=Failover=true,StatefulFailoverInjection=true,WorkloadAffinity=true",
+    ]
+)
 
 T = TypeVar("T")
 
@@ -212,11 +221,11 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
         assert [replace(b, source="") for b in from_json.bindings] == [replace(b, source="") for b in facts.bindings]
         del from_json
         t2 = time.perf_counter()
-        result = evaluate(rules, facts)
+        result = evaluate(rules, facts, controllers=ON)
         t3 = time.perf_counter()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t4 = time.perf_counter()
-    evaluate(rules, facts)  # again, warm (as the baseline's best of three is): the time per binding
+    evaluate(rules, facts, controllers=ON)  # again, warm (as the baseline's best of three is): the time per binding
     warm = time.perf_counter() - t4
     expected, baseline_s = best_of_three(lambda: baseline(objects))
     floor_placements, floor_s = best_of_three(lambda: floor(facts, objects))
@@ -247,9 +256,9 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
 def incremental(rules: RuleSet, facts: Facts) -> float:
     """Seconds to re-evaluate after the first cluster goes NotReady, in a session that placed everything."""
     start = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
-    scheduler = scheduler_for(rules, facts)
+    scheduler = scheduler_for(rules, facts, controllers=ON)
     try:
-        simulator = Simulator(scheduler, start)
+        simulator = Simulator(scheduler, start, ON)
         simulator.step()  # the full placement, as the evaluation above
         t0 = time.perf_counter()
         simulator.apply(Event(start, EventKind.READY, {"cluster": facts.clusters[1].name, "status": "False"}, NO_SPAN))
@@ -289,7 +298,7 @@ def divided(clusters: int, bindings: int) -> tuple[float, float]:
             facts_path.write_text(yaml.safe_dump_all(facts_objects))
             rules, facts = load_rules([rules_path]), load_facts([facts_path])
             t0 = time.perf_counter()
-            result = evaluate(rules, facts)
+            result = evaluate(rules, facts, controllers=ON)
             times.append(time.perf_counter() - t0)
             assert all(p.clusters or p.unschedulable for p in result.placements)
     return times[0], times[1]
@@ -309,12 +318,12 @@ def resilience(clusters: int, bindings: int) -> tuple[float, float, float, float
         rules, facts = load_rules([rules_path]), load_facts([facts_path])
     plan = scenarios(facts.clusters)
     b0 = time.perf_counter()
-    Base(rules, facts).close()
+    Base(rules, facts, ON).close()
     base = time.perf_counter() - b0
     t0 = time.perf_counter()
-    serial = sweep(rules, facts, plan, workers=1)
+    serial = sweep(rules, facts, plan, workers=1, controllers=ON)
     t1 = time.perf_counter()
-    pooled = sweep(rules, facts, plan, workers=2)
+    pooled = sweep(rules, facts, plan, workers=2, controllers=ON)
     t2 = time.perf_counter()
     assert [i.data() for i in serial] == [i.data() for i in pooled]
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -353,7 +362,7 @@ def adversarial(workloads: int, clusters: int) -> float:
         rules = load_rules([rules_path])
     facts = load_facts(objects=objects)
     t0 = time.perf_counter()
-    evaluate(rules, facts)
+    evaluate(rules, facts, controllers=ON)
     return time.perf_counter() - t0
 
 

@@ -28,6 +28,7 @@ from engine.check.rules import load_rules
 from engine.check.semantic import check
 from engine.errors import Diagnostic, FactError, FleetrulesError, RuleError, Severity, Span, UsageError
 from engine.evaluate import evaluate, simulate
+from engine.failover.controllers import Controllers
 from engine.inputs.facts import Binding, Cluster, EvictionTask, Facts
 from engine.inputs.objects import load_facts
 from engine.inputs.rules import RuleSet
@@ -40,6 +41,7 @@ from engine.syntax.parse import parse
 __all__ = [
     "Binding",
     "Cluster",
+    "Controllers",
     "Diagnostic",
     "Entry",
     "EntryKind",

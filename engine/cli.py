@@ -206,17 +206,32 @@ def _roots() -> tuple[str, ...]:
 
 
 _CONTROLLERS_KEY = "fleetrules.controllers"
+CONTROLLER_ENV = "FLEETRULES_CONTROLLER"
+
+
+def _controllers(given: Sequence[str]) -> Controllers:
+    """The flags of FLEETRULES_CONTROLLER (a user's control plane, set once), then those given with --controller
+    (a later setting of the same flag wins)."""
+    from_env = os.environ.get(CONTROLLER_ENV, "").split()
+    try:
+        Controllers.parse(from_env)
+    except ValueError as exc:
+        raise click.UsageError(f"{CONTROLLER_ENV}: {exc}") from None
+    return Controllers.parse([*from_env, *given])
+
+
 _CONTROLLER = click.option(
     "--controller",
     multiple=True,
-    callback=_kept(_CONTROLLERS_KEY, Controllers.parse),
+    callback=_kept(_CONTROLLERS_KEY, _controllers),
     expose_value=False,
     metavar="FLAG=VALUE",
-    help="A karmada-controller-manager flag that changes failover or policy choice (repeatable): "
-    "enable-no-execute-taint-eviction=true|false (fleetrules assumes true; Karmada's default is false), "
+    help="A flag of the Karmada control plane that changes failover, policy choice or scheduling (repeatable; "
+    "the defaults are Karmada's): enable-no-execute-taint-eviction=true|false (default false), "
     "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m, "
-    "feature-gates=NAME=BOOL,… for PolicyPreemption (off by default, as in Karmada), Failover, "
-    "StatefulFailoverInjection and WorkloadAffinity (fleetrules assumes them on; Karmada's default is off).",
+    "feature-gates=NAME=BOOL,… for Failover, MultiplePodTemplatesScheduling, PolicyPreemption, "
+    "StatefulFailoverInjection and WorkloadAffinity (each off by default, as Karmada ships them). Your control "
+    f"plane's flags can be set once in {CONTROLLER_ENV} (space-separated); --controller adds to them.",
 )
 
 
@@ -907,8 +922,9 @@ def resilience(
     if "no-execute" in chosen and not _controller_flags().taint_manager:
         _warn(
             warning(
-                "the taint manager is off (--controller enable-no-execute-taint-eviction=false or "
-                "feature-gates=Failover=false): a NoExecute taint evicts nothing, in Karmada as here",
+                "the taint manager is off, as Karmada ships it: a NoExecute taint evicts nothing, in Karmada as "
+                "here; it runs with --controller enable-no-execute-taint-eviction=true --controller "
+                "feature-gates=Failover=true",
                 subject="--failure no-execute",
             )
         )

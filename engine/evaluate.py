@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, UsageError
-from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers, scheduling_gate_notes
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
@@ -36,8 +36,12 @@ def scheduler_for(
     ``held``: a binding that holds an older placement than its Lazy policy's is scheduled by it, as
     Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows);
     ``explanations``: placements keep what explains them (off: their decisions are freed as it goes)."""
+    notes = scheduling_gate_notes(controllers, (*facts.policies, *rules.policies), facts)
     if facts.shown_clusters and not controllers.failover:  # no ClusterTaintPolicy controller: taints as shown
         facts = replace(facts, clusters=facts.shown_clusters, shown_clusters=())
+    if not controllers.multiple_pod_templates and any(b.components for b in facts.bindings):
+        # the scheduler's gate off: spec.components are not read (pkg/scheduler/core common.go, util.go)
+        facts = replace(facts, bindings=tuple(replace(b, components=()) if b.components else b for b in facts.bindings))
     # a policy of the rules replaces the snapshot's copy of the same policy (NAMESPACE/NAME): under review
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
@@ -58,6 +62,7 @@ def scheduler_for(
         held=holding,
         explanations=explanations,
     )
+    scheduler.gate_warnings = notes
     try:
         scheduler.load()
     except BaseException:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Result, evaluate, load_facts, load_rules
+from tests.gates import ON
 
 
 def cluster(name: str, labels: Mapping[str, str] | None = None, **spec: Any) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def binding(
 def run(tmp_path: Path, rules: str, objects: Iterable[Mapping[str, Any]]) -> Result:
     path = tmp_path / "rules.fr"
     path.write_text(rules)
-    return evaluate(load_rules([path]), load_facts(objects=list(objects)))
+    return evaluate(load_rules([path]), load_facts(objects=list(objects)), controllers=ON)
 
 
 def key(name: str, namespace: str = "default", kind: str = "Deployment") -> str:

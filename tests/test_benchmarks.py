@@ -14,6 +14,8 @@ import e2e
 import fleets
 import run as bench
 
+from tests.gates import ON
+
 
 def test_small_fleet_matches_the_baseline() -> None:
     result = bench.measure(12, 60)
@@ -39,7 +41,10 @@ def test_shared_selections_choose_as_each_binding_alone(tmp_path: Path, monkeypa
     rules, facts = load_rules([tmp_path / "f.fr"]), load_facts([tmp_path / "f.yaml"])
 
     def answer() -> list[tuple[str, tuple[str, ...], dict[str, int], str]]:
-        return [(p.binding, p.clusters, dict(p.replicas), p.message) for p in evaluate(rules, facts).placements]
+        return [
+            (p.binding, p.clusters, dict(p.replicas), p.message)
+            for p in evaluate(rules, facts, controllers=ON).placements
+        ]
 
     shared = answer()
 

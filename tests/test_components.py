@@ -15,6 +15,7 @@ from engine import evaluate, load_facts, load_rules
 from engine.inputs.facts import Cluster, Component
 from engine.render.results import to_json, to_text
 from engine.schedule.replicas import component_sets, sets_by_models
+from tests.gates import ON
 
 GPU = "nvidia.com/gpu"
 
@@ -232,7 +233,7 @@ PARTS = [
 def evaluated(tmp_path: Path, policy: str, parts: list[dict[str, Any]] | None) -> Any:
     (tmp_path / "p.fr").write_text(f"policy s/p {{\n  select {{ kind FlinkDeployment }}\n{policy}\n}}\n")
     objects = [member("big", "8"), member("huge", "64"), member("small", "4"), flink(parts)]
-    return evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects))
+    return evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), controllers=ON)
 
 
 def test_one_cluster_is_chosen_by_whole_sets(tmp_path: Path) -> None:
@@ -273,6 +274,26 @@ def test_a_duplicated_multi_component_workload_takes_the_cluster_with_most_sets(
     result = evaluated(tmp_path, "  spread by cluster min 1 max 1", PARTS)
     (p,) = result.placements
     assert p.clusters == ("huge",) and p.components == (("jobmanager", 1), ("taskmanager", 4))
+
+
+def test_without_the_gate_components_are_not_read(tmp_path: Path) -> None:
+    """The scheduler reads spec.components only with the MultiplePodTemplatesScheduling gate (alpha, off as
+    Karmada ships it: pkg/scheduler/core common.go, util.go): off, the binding is placed as one without them, and
+    the binding is named once with the setting that turns the gate on."""
+    from engine.failover.controllers import DEFAULT_CONTROLLERS
+
+    (tmp_path / "p.fr").write_text(
+        "policy s/p {\n  select { kind FlinkDeployment }\n  replicas divided by available\n}\n"
+    )
+    objects = [member("big", "8"), member("huge", "64"), member("small", "4"), flink(PARTS)]
+    rules = load_rules([tmp_path / "p.fr"])
+    off = evaluate(rules, load_facts(objects=objects), controllers=DEFAULT_CONTROLLERS)
+    legacy = evaluate(rules, load_facts(objects=[*objects[:3], flink(None)]), controllers=DEFAULT_CONTROLLERS)
+    assert off.placements[0].replicas == legacy.placements[0].replicas and off.placements[0].components == ()
+    (said,) = [w.message for w in off.warnings if "MultiplePodTemplatesScheduling" in w.message]
+    assert said.startswith("binding s/") and said.endswith(
+        "--controller feature-gates=MultiplePodTemplatesScheduling=true"
+    )
 
 
 def test_bad_components_are_errors_at_their_fields() -> None:

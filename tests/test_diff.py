@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import main
+from tests.gates import ON
 
 ROOT = Path(__file__).resolve().parent.parent
 TIGHTENED = ROOT / "tests" / "data" / "flink-ha-tightened.fr"
@@ -45,8 +46,8 @@ def test_rejections_compared_through_shared_parts_are_those_compared_cluster_by_
     from engine.review.diff import compare
 
     facts = load_facts([FACTS])
-    old = evaluate(load_rules(["examples/flink-ha/policy.fr"]), facts)
-    new = evaluate(load_rules([TIGHTENED]), facts)
+    old = evaluate(load_rules(["examples/flink-ha/policy.fr"]), facts, controllers=ON)
+    new = evaluate(load_rules([TIGHTENED]), facts, controllers=ON)
     assert all(isinstance(p.rejected, Summarized) for p in (*old.placements, *new.placements) if not p.settled)
 
     def plain(r: Result) -> Result:

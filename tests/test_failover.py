@@ -16,6 +16,7 @@ from engine import evaluate, load_facts, load_rules
 from engine.cli import main
 from engine.failover.controllers import Bindings, World, graceful_eviction, injected_labels, task_problems
 from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
+from tests.gates import ON
 from tests.golden import assert_golden
 
 EXAMPLE = Path("examples/flink-checkpoint")
@@ -92,8 +93,10 @@ def test_eval_now_reports_the_eviction_and_the_injection(in_root: Path) -> None:
 
     facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=tuple(statuses)),))
     rules = load_rules([EXAMPLE / "policy.fr"])
-    assert evaluate(rules, facts, T0 + dt.timedelta(seconds=120)).evictions == ()  # strictly more than 2m
-    result = evaluate(rules, facts, T0 + dt.timedelta(seconds=121))
+    assert (
+        evaluate(rules, facts, T0 + dt.timedelta(seconds=120), controllers=ON).evictions == ()
+    )  # strictly more than 2m
+    result = evaluate(rules, facts, T0 + dt.timedelta(seconds=121), controllers=ON)
     (eviction,) = result.evictions
     assert not eviction.failed and eviction.clusters == ("member2",)
     assert eviction.injected_labels["member2"]["karmada.io/failover-jobid"] == "5f1c2a9e"
@@ -193,7 +196,7 @@ def test_eval_now_runs_failover_on_the_scheduler_session(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(DurableProgram, "session", counting)
     rules = load_rules([EXAMPLE / "policy.fr"])
-    result = evaluate(rules, load_facts([EXAMPLE / "facts"]), T0 + dt.timedelta(hours=1))
+    result = evaluate(rules, load_facts([EXAMPLE / "facts"]), T0 + dt.timedelta(hours=1), controllers=ON)
     assert result.placements and len(opened) == 1
 
 
@@ -201,10 +204,10 @@ def test_evaluate_takes_an_rfc3339_string_and_refuses_other_times() -> None:
     from engine import FleetrulesError
 
     rules, facts = load_rules([EXAMPLE / "policy.fr"]), load_facts([EXAMPLE / "facts"])
-    assert evaluate(rules, facts, "2026-12-02T10:00:00Z").now == T0
+    assert evaluate(rules, facts, "2026-12-02T10:00:00Z", controllers=ON).now == T0
     for bad in ("yesterday", dt.datetime(2026, 12, 2), 5):
         with pytest.raises(FleetrulesError, match="now: "):
-            evaluate(rules, facts, bad)  # type: ignore[arg-type]
+            evaluate(rules, facts, bad, controllers=ON)  # type: ignore[arg-type]
 
 
 def test_eval_text_shows_the_evictions(tmp_path: Path, in_root: Path) -> None:
@@ -228,7 +231,9 @@ def test_preserved_state_that_is_not_a_label_value_is_injected_and_flagged(in_ro
 
     binding = replace(facts.bindings[0], aggregated_status=(ClusterStatus("member1", "Unhealthy", status, T0),))
     facts = replace(facts, bindings=(binding,))
-    (eviction,) = evaluate(load_rules([EXAMPLE / "policy.fr"]), facts, T0 + dt.timedelta(seconds=121)).evictions
+    (eviction,) = evaluate(
+        load_rules([EXAMPLE / "policy.fr"]), facts, T0 + dt.timedelta(seconds=121), controllers=ON
+    ).evictions
     assert not eviction.failed and eviction.injected_labels["member2"]["karmada.io/failover-flink-checkpoint"]
     (problem,) = eviction.label_problems
     assert "karmada.io/failover-flink-checkpoint='line one\\nline two' is not a valid label value" in problem
@@ -365,7 +370,7 @@ def test_eval_now_yaml_output_of_an_evicted_binding(in_root: Path) -> None:
     from engine.render.results import to_yaml
 
     facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=tuple(statuses)),))
-    result = evaluate(load_rules([EXAMPLE / "policy.fr"]), facts, T0 + dt.timedelta(seconds=121))
+    result = evaluate(load_rules([EXAMPLE / "policy.fr"]), facts, T0 + dt.timedelta(seconds=121), controllers=ON)
     import yaml
 
     (placement,) = yaml.safe_load(to_yaml(result))["placements"]
@@ -473,7 +478,7 @@ def _tainted(tmp_path: Path) -> list[str]:
 @pytest.mark.parametrize(
     ("flags", "evicted", "purge"),
     [
-        ([], True, "Gracefully"),  # fleetrules assumes the taint manager acts
+        ([], True, "Gracefully"),  # the tests' control plane runs the taint manager (tests/gates.py)
         (["--controller", "no-execute-taint-eviction-purge-mode=Directly"], True, "Directly"),
         (["--controller", "enable-no-execute-taint-eviction=false"], False, None),  # Karmada's default
         # the taint manager starts only with the Failover gate too (controllermanager.go startClusterController)
@@ -492,6 +497,25 @@ def test_controller_manager_flags(tmp_path: Path, flags: list[str], evicted: boo
         assert evictions[0]["because"].startswith(
             "taint manager: member1 has the NoExecute taint maintenance:NoExecute"
         )
+
+
+def test_karmadas_defaults_run_no_taint_manager_and_say_how_to_turn_it_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A control plane at Karmada's defaults (no FLEETRULES_CONTROLLER): --enable-no-execute-taint-eviction and
+    the Failover gate are off, so the NoExecute taint evicts nothing; said once, with the settings that turn
+    the taint manager on. FLEETRULES_CONTROLLER and --controller add up."""
+    monkeypatch.delenv("FLEETRULES_CONTROLLER")
+    result = CliRunner().invoke(main, _tainted(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "evicted" not in result.stdout
+    (said,) = [line for line in result.stderr.splitlines() if "NoExecute taint evicts nothing" in line]
+    assert said.endswith(
+        "evaluate with --controller enable-no-execute-taint-eviction=true --controller feature-gates=Failover=true"
+    )
+    monkeypatch.setenv("FLEETRULES_CONTROLLER", "enable-no-execute-taint-eviction=true")
+    result = CliRunner().invoke(main, [*_tainted(tmp_path), "--controller", "feature-gates=Failover=true"])
+    assert result.exit_code == 0 and "evicted" in result.stdout and "evicts nothing" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -545,7 +569,7 @@ def test_a_divided_binding_evicted_by_a_taint_is_placed_with_its_replicas() -> N
     clusters = tuple(with_(c, taints=taint) if c.name == "member3" else c for c in facts.clusters)
     bindings = tuple(binding if b.key == binding.key else b for b in facts.bindings)
     facts = with_(facts, clusters=clusters, bindings=bindings)
-    result = evaluate(load_rules([snapshot]), facts, T0 + dt.timedelta(seconds=1))
+    result = evaluate(load_rules([snapshot]), facts, T0 + dt.timedelta(seconds=1), controllers=ON)
     (eviction,) = result.evictions
     assert eviction.task is not None and eviction.task.replicas == 9
     placement = result.placement("shop/api-deployment")
@@ -611,7 +635,7 @@ def test_a_toleration_without_an_effect_keeps_its_seconds(tmp_path: Path, after:
     facts = with_(
         facts, clusters=clusters, bindings=tuple(binding if b.key == binding.key else b for b in facts.bindings)
     )
-    result = evaluate(load_rules([snapshot]), facts, T0 + dt.timedelta(seconds=after))
+    result = evaluate(load_rules([snapshot]), facts, T0 + dt.timedelta(seconds=after), controllers=ON)
     assert bool(result.evictions) is evicted
 
 
@@ -677,3 +701,20 @@ def test_a_graceful_task_whose_new_clusters_are_healthy_goes_at_the_next_reconci
     assert result.exit_code == 0, result.output
     removed = [line for line in result.stdout.splitlines() if "task-removed" in line]
     assert removed == ["2026-12-02T10:00:21Z (+21s)  task-removed shop/web-deployment @ m2"]
+
+
+def test_state_preservation_at_karmadas_defaults_is_said_once() -> None:
+    """StatefulFailoverInjection (alpha) is off as Karmada ships it: the eviction happens (application failover
+    needs no gate), keeps no state, and the policy is named once with the setting that turns the gate on."""
+    from engine.failover.controllers import DEFAULT_CONTROLLERS
+
+    facts = load_facts([EXAMPLE / "facts"])
+    status = {"jobStatus": {"jobId": "5f1c2a9e", "checkpointInfo": {"lastCheckpoint": "chk-1"}}}
+    binding = replace(facts.bindings[0], aggregated_status=(ClusterStatus("member1", "Unhealthy", status, T0),))
+    facts = replace(facts, bindings=(binding,))
+    rules = load_rules([EXAMPLE / "policy.fr"])
+    result = evaluate(rules, facts, T0 + dt.timedelta(seconds=121), controllers=DEFAULT_CONTROLLERS)
+    (eviction,) = result.evictions
+    assert eviction.task is not None and not eviction.task.preserved_label_state
+    (said,) = [w.message for w in result.warnings if "StatefulFailoverInjection" in w.message]
+    assert said.startswith("policy ") and "statePreservation keeps nothing" in said

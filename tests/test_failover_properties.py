@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from engine import Entry, FactError, load_facts, load_rules, simulate
 from engine.errors import NO_SPAN
 from engine.inputs.events import Event, EventKind, load_events
+from tests.gates import ON
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "flink-checkpoint"
@@ -27,7 +28,7 @@ HEALTHY = Event(T0, EventKind.HEALTH, {"binding": BINDING, "cluster": "member1",
 
 def run(mode: str, events: list[Event]) -> list[Entry]:
     rules = load_rules([EXAMPLE / "modes" / f"{mode}.fr"])
-    return list(simulate(rules, load_facts([EXAMPLE / "facts"]), T0, events))
+    return list(simulate(rules, load_facts([EXAMPLE / "facts"]), T0, events, controllers=ON))
 
 
 def event(seconds: int, kind: str, **fields: str) -> Event:
@@ -153,7 +154,7 @@ def test_a_rule_can_evict(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="invalid eviction reason 'Spot Reclaimed'"):
         load_rules([tmp_path / "rules.fr"])
     (tmp_path / "rules.fr").write_text(rules.split("\nrule bad-reason")[0])
-    entries = simulate(load_rules([tmp_path / "rules.fr"]), load_facts([facts_dir]), T0, [HEALTHY])
+    entries = simulate(load_rules([tmp_path / "rules.fr"]), load_facts([facts_dir]), T0, [HEALTHY], controllers=ON)
     evicted = next(e for e in entries if e.kind == "evicted")
     task = evicted.data()["task"]
     assert (evicted.cluster, task["reason"], task["purgeMode"]) == ("member1", "SpotReclaimed", "Gracefully")

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from engine import RuleError, evaluate, load_facts, load_rules
 from engine.cli import main
+from tests.gates import ON
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "karmada-policy"
 PP = """apiVersion: policy.karmada.io/v1alpha1
@@ -95,8 +96,8 @@ def test_a_policy_and_its_dsl_place_alike(tmp_path: Path) -> None:
             {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a", "namespace": "shop"}},
         ]
     )
-    from_yaml = evaluate(load_rules([tmp_path / "pp.yaml"]), facts)
-    from_dsl = evaluate(load_rules([tmp_path / "web.fr"]), facts)
+    from_yaml = evaluate(load_rules([tmp_path / "pp.yaml"]), facts, controllers=ON)
+    from_dsl = evaluate(load_rules([tmp_path / "web.fr"]), facts, controllers=ON)
     assert [p.clusters for p in from_yaml.placements] == [p.clusters for p in from_dsl.placements] == [("m1",)]
     reasons = from_yaml.placements[0].rejected
     assert reasons["m9"][0].source == f"{tmp_path}/pp.yaml:13"  # the YAML line of clusterAffinity
@@ -107,7 +108,9 @@ def test_acceptance_three_clusters_three_bindings_and_a_fourth(monkeypatch: pyte
     fourth is unschedulable, and the reason names the anti-affinity term."""
     monkeypatch.chdir(EXAMPLE.parent.parent)
     result = evaluate(
-        load_rules(["examples/karmada-policy/propagationpolicy.yaml"]), load_facts(["examples/karmada-policy/facts"])
+        load_rules(["examples/karmada-policy/propagationpolicy.yaml"]),
+        load_facts(["examples/karmada-policy/facts"]),
+        controllers=ON,
     )
     placed = {p.binding.split("/")[1].split("-")[1]: p.clusters for p in result.placements}
     assert sorted(c for n in "abc" for c in placed[n]) == ["member1", "member2", "member3"]
@@ -124,7 +127,7 @@ def test_policies_among_the_facts_are_used(tmp_path: Path) -> None:
         "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a, namespace: shop}\n"
     )
     (tmp_path / "none.fr").write_text("")
-    result = evaluate(load_rules([tmp_path / "none.fr"]), load_facts([tmp_path / "facts.yaml"]))
+    result = evaluate(load_rules([tmp_path / "none.fr"]), load_facts([tmp_path / "facts.yaml"]), controllers=ON)
     assert [(p.policy, p.clusters) for p in result.placements] == [("shop/web", ("m1",))]
 
 
@@ -382,5 +385,5 @@ def test_a_toleration_with_an_unknown_operator_tolerates_nothing(tmp_path: Path)
     (tmp_path / "snap.yaml").write_text(text)
     rules = load_rules([tmp_path / "snap.yaml"])
     assert any("tolerates no taint" in w.message for w in rules.warnings)
-    placement = evaluate(rules, load_facts([tmp_path / "snap.yaml"])).placement("shop/web-deployment")
+    placement = evaluate(rules, load_facts([tmp_path / "snap.yaml"]), controllers=ON).placement("shop/web-deployment")
     assert placement.clusters == () and "m1" in placement.rejected

@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import fleets
 
+from tests.gates import ON
+
 AFFINITY = Reason("p/clusters.labels", "p.fr:3", "did not match (labelSelector)", "did not match")
 TAINT = Reason("taint-toleration", "<builtin>/t.fr:4", "untolerated taint", "had untolerated taint")
 ANTI = Reason("workload-anti-affinity", "<builtin>/w.fr:4", "same group g=1", "same group")
@@ -119,7 +121,9 @@ def test_streamed_json_and_yaml_are_the_documents_of_result_data(in_root: Path) 
         replace(binding.aggregated_status[0], health="Unhealthy", since=dt.datetime(2026, 12, 2, tzinfo=dt.UTC)),
     )
     facts = replace(facts, bindings=(replace(binding, aggregated_status=unhealthy),))
-    result = evaluate(load_rules(["examples/flink-checkpoint/policy.fr"]), facts, now="2026-12-02T00:05:00Z")
+    result = evaluate(
+        load_rules(["examples/flink-checkpoint/policy.fr"]), facts, now="2026-12-02T00:05:00Z", controllers=ON
+    )
     assert result.evictions and result.placements[0].at_now is not None
     for every in (False, True):
         assert json.loads(to_json(result, every)) == result_data(result, every)
@@ -129,7 +133,7 @@ def test_streamed_json_and_yaml_are_the_documents_of_result_data(in_root: Path) 
 
 def test_a_placement_keeps_every_rejected_cluster_for_the_api(in_root: Path) -> None:
     rules, facts = load_rules(["examples/flink-ha/policy.fr"]), load_facts(["examples/flink-ha/facts"])
-    p = evaluate(rules, facts).placement("streaming/orders-d-flinkdeployment")
+    p = evaluate(rules, facts, controllers=ON).placement("streaming/orders-d-flinkdeployment")
     assert sorted(p.rejected) == ["member-dev", "member-legacy", "member1", "member2", "member3"]
     data = placement_data(p, every_cluster=True)
     assert data["rejected"]["clusters"]["member1"][0]["rule"] == "workload-anti-affinity"
@@ -187,6 +191,6 @@ def test_eval_builds_no_report_unless_asked(monkeypatch: pytest.MonkeyPatch, in_
 
 def test_placements_without_explanations_are_the_same_placements(in_root: Path) -> None:
     rules, facts = load_rules(["examples/flink-ha/policy.fr"]), load_facts(["examples/flink-ha/facts"])
-    kept, lean = evaluate(rules, facts), evaluate(rules, facts, explanations=False)
+    kept, lean = evaluate(rules, facts, controllers=ON), evaluate(rules, facts, explanations=False, controllers=ON)
     assert kept == lean and to_json(kept, True) == to_json(lean, True)
     assert any(p.explanations for p in kept.placements) and not any(p.explanations for p in lean.placements)

@@ -15,6 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
 
+@pytest.fixture(autouse=True)
+def newcomer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's shell: no FLEETRULES_CONTROLLER (Karmada's defaults), as the README's commands meet it."""
+    monkeypatch.delenv("FLEETRULES_CONTROLLER", raising=False)
+
+
 def test_python_snippet_runs(in_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (snippet,) = re.findall(r"```python\n(.*?)```", README, re.S)
     exec(compile(snippet, "README.md", "exec"), {})
@@ -28,6 +34,7 @@ def test_first_command_evaluates_an_example(in_root: Path) -> None:
     assert args[0] == "eval"
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0 and "streaming/orders-d-flinkdeployment" in result.stdout
+    assert "workload-anti-affinity" in result.stdout and "feature gate" not in result.stderr  # at work
 
 
 def test_ci_runs_the_readme_test_command() -> None:
@@ -38,6 +45,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 def test_explain_command(in_root: Path) -> None:
     args = ["explain", "examples/flink-ha/policy.fr", "--facts", "examples/flink-ha/facts"]
+    args += ["--controller", "feature-gates=WorkloadAffinity=true"]
     result = CliRunner().invoke(
         main, [*args, "--binding", "streaming/orders-b-flinkdeployment", "--cluster", "member1"]
     )

@@ -28,6 +28,7 @@ from engine.schedule.reschedule import (
 )
 from engine.syntax import ast
 from engine.syntax.parse import parse
+from tests.gates import ON
 
 
 def policy(body: str) -> ast.Policy:
@@ -253,11 +254,13 @@ def test_a_settled_binding_keeps_its_cluster_and_counts_as_a_peer(tmp_path: Path
     settled = rb("a", ["m2"], applied=False)
     settled["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": applied}
     objects = [cluster_obj("m1"), cluster_obj("m2"), settled, workload("a"), workload("b")]
-    result = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects))
+    result = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), controllers=ON)
     a, b = result.placement("n/a-deployment"), result.placement("n/b-deployment")
     assert a.settled and a.clusters == ("m2",) and not a.trigger
     assert b.clusters == ("m1",) and b.trigger == Trigger.PENDING
-    everything = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True)
+    everything = evaluate(
+        load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True, controllers=ON
+    )
     assert not everything.placement("n/a-deployment").settled
 
 
@@ -271,6 +274,7 @@ def test_a_rule_that_decides_about_a_settled_binding_schedules_it(tmp_path: Path
     result = evaluate(
         load_rules([tmp_path / "p.fr"]),
         load_facts(objects=[cluster_obj("m1"), cluster_obj("m2"), settled, workload("a")]),
+        controllers=ON,
     )
     a = result.placement("n/a-deployment")
     assert a.trigger == Trigger.RULES and a.clusters == ("m1",)
@@ -284,6 +288,7 @@ def test_a_peer_made_by_a_policy_not_evaluated_still_counts(tmp_path: Path) -> N
     result = evaluate(
         load_rules([tmp_path / "p.fr"]),
         load_facts(objects=[cluster_obj("m1"), cluster_obj("m2"), other, workload("b")]),
+        controllers=ON,
     )
     assert result.unmatched == ("n/other-deployment",)
     b = result.placement("n/b-deployment")
@@ -340,14 +345,16 @@ def test_a_lazy_policy_change_is_reported_as_waiting_for_the_workload(tmp_path: 
     settled = rb("a", ["m2"], applied=False)
     settled["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"clusterAffinity": M1})}
     objects = [cluster_obj("m1"), cluster_obj("m2"), settled, workload("a")]
-    result = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects))
+    result = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), controllers=ON)
     a = result.placement("n/a-deployment")
     assert a.settled and a.clusters == ("m2",) and "activationPreference is Lazy" in a.settled_why
     (tmp_path / "facts.json").write_text(json.dumps({"kind": "List", "items": objects}))
     args = ["eval", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "facts.json")]
     out = CliRunner().invoke(main, args).stdout
     assert "settled: kept on its clusters: its policy's activationPreference is Lazy" in out
-    everything = evaluate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True)
+    everything = evaluate(
+        load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), reschedule_all=True, controllers=ON
+    )
     assert everything.placement("n/a-deployment").trigger == Trigger.ALL
 
 
@@ -383,7 +390,7 @@ def test_a_workload_a_lazy_policy_claimed_is_reported_unpropagated(tmp_path: Pat
     }
     objects = [cluster_obj("m1"), cluster_obj("m2"), claimed, fresh]
     rules = load_rules([tmp_path / "p.fr"])
-    result = evaluate(rules, load_facts(objects=objects))
+    result = evaluate(rules, load_facts(objects=objects), controllers=ON)
     a, b = result.placement("n/a-deployment"), result.placement("n/b-deployment")
     assert a.settled and a.clusters == () and a.settled_why == UNPROPAGATED
     assert not b.settled and b.clusters == ("m1", "m2")  # the same group: a is not a peer anywhere
@@ -391,10 +398,12 @@ def test_a_workload_a_lazy_policy_claimed_is_reported_unpropagated(tmp_path: Pat
     args = ["eval", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "facts.json")]
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0 and "  settled: not propagated: its policy's activationPreference is Lazy" in out.stdout
-    everything = evaluate(rules, load_facts(objects=objects), reschedule_all=True).placement("n/a-deployment")
+    everything = evaluate(rules, load_facts(objects=objects), reschedule_all=True, controllers=ON).placement(
+        "n/a-deployment"
+    )
     assert everything.trigger == Trigger.ALL and everything.clusters
     # a simulation has no binding for it: nothing schedules it, and no event can name it
-    timeline = simulate(rules, load_facts(objects=objects), T0, [])
+    timeline = simulate(rules, load_facts(objects=objects), T0, [], controllers=ON)
     assert {e.binding for e in timeline if e.binding} == {"n/b-deployment"}
 
 
@@ -415,30 +424,30 @@ def test_a_binding_held_by_lazy_activation_is_scheduled_by_the_placement_it_hold
     def said(result: Any) -> list[str]:
         return [w.message for w in result.warnings if "activationPreference is Lazy" in w.message]
 
-    settled = evaluate(rules, load_facts(objects=objects))
+    settled = evaluate(rules, load_facts(objects=objects), controllers=ON)
     a = settled.placement("n/a-deployment")
     assert a.settled and a.clusters == ("m2",) and a.policy == "n/p" and "Lazy" in a.settled_why
     assert said(settled) == []
     held["spec"]["rescheduleTriggeredAt"] = "2026-12-02T00:00:00Z"
     held["status"] = {"lastScheduledTime": "2026-12-01T00:00:00Z"}
-    scheduled = evaluate(rules, load_facts(objects=objects))
+    scheduled = evaluate(rules, load_facts(objects=objects), controllers=ON)
     a = scheduled.placement("n/a-deployment")
     assert a.trigger == Trigger.RESCHEDULE and a.clusters == ("m1",) and a.policy == "n/p"
     (reason,) = a.rejected["m2"]  # the rule of the held placement, cited at the binding
     assert reason.rule.startswith("n/p#held-1/") and reason.source == "object 3:0"
     assert reason.summary == "cluster(s) did not match the placement cluster affinity constraint"
     assert said(scheduled) == [f"binding n/a-deployment: {HELD_SCHEDULED}"]
-    everything = evaluate(rules, load_facts(objects=objects), reschedule_all=True)
+    everything = evaluate(rules, load_facts(objects=objects), reschedule_all=True, controllers=ON)
     assert everything.placement("n/a-deployment").clusters == ("m1", "m2") and said(everything) == []
     # an annotation that is no placement fleetrules can read: the policy as it is now, and a warning
     held["metadata"]["annotations"]["policy.karmada.io/applied-placement"] = json.dumps({"clusterAffinity": []})
-    unread = evaluate(rules, load_facts(objects=objects))
+    unread = evaluate(rules, load_facts(objects=objects), controllers=ON)
     assert unread.placement("n/a-deployment").clusters == ("m1", "m2")
     assert said(unread) == [f"binding n/a-deployment: {HELD_PLACEMENT}"]
 
 
 def test_a_simulation_warns_of_what_an_evaluation_warns_of(tmp_path: Path) -> None:
-    """simulate() reports the scheduler's warnings too, after the run (before, only evaluate did): here a
+    """simulate(controllers=ON) reports the scheduler's warnings too, after the run (before, only evaluate did): here a
     binding no policy selects."""
     (tmp_path / "p.fr").write_text(GROUPED)
     other = rb("o", ["m1"], applied=False)
@@ -446,7 +455,14 @@ def test_a_simulation_warns_of_what_an_evaluation_warns_of(tmp_path: Path) -> No
     objects = [cluster_obj("m1"), cluster_obj("m2"), workload("a"), other]
     heard: list[str] = []
     start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
-    simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [], lambda d: heard.append(d.message))
+    simulate(
+        load_rules([tmp_path / "p.fr"]),
+        load_facts(objects=objects),
+        start,
+        [],
+        lambda d: heard.append(d.message),
+        controllers=ON,
+    )
     assert "no policy selects binding n/o-deployment" in heard
 
 
@@ -459,9 +475,9 @@ def test_a_simulation_starts_by_scheduling_what_the_scheduler_would_run_now(tmp_
     moved["metadata"]["annotations"] = {"policy.karmada.io/applied-placement": json.dumps({"clusterAffinity": M1})}
     objects = [cluster_obj("m1"), cluster_obj("m2"), moved, workload("a")]
     rules, facts = load_rules([tmp_path / "p.fr"]), load_facts(objects=objects)
-    assert evaluate(rules, facts).placement("n/a-deployment").clusters == ("m2",)
+    assert evaluate(rules, facts, controllers=ON).placement("n/a-deployment").clusters == ("m2",)
     start = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
-    timeline = [e.data() for e in simulate(rules, facts, start, [])]
+    timeline = [e.data() for e in simulate(rules, facts, start, [], controllers=ON)]
     assert timeline == [  # and the binding controller moves its Work
         {"time": "2026-12-03T00:00:00Z", "event": "scheduled", "binding": "n/a-deployment", "clusters": ["m2"]},
         {"time": "2026-12-03T00:00:00Z", "event": "work-deleted", "binding": "n/a-deployment", "cluster": "m1"},
@@ -489,7 +505,9 @@ def test_the_taint_manager_tolerates_by_the_placement_a_lazy_binding_holds(tmp_p
     def evicted(lazy: bool) -> list[str]:
         body = "  clusters { names m1, m2 }" + ("\n  activation lazy" if lazy else "")
         (tmp_path / "p.fr").write_text(f"policy n/p {{\n  select {{ kind Deployment }}\n{body}\n}}\n")
-        timeline = simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [taint])
+        timeline = simulate(
+            load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [taint], controllers=ON
+        )
         return [e.cluster for e in timeline if e.kind.value == "evicted"]
 
     assert evicted(lazy=True) == []
@@ -517,7 +535,9 @@ def test_a_held_binding_fails_over_as_its_own_spec_failover_says(tmp_path: Path)
         if failover is not None:
             held["spec"]["failover"] = failover
         objects = [cluster_obj("m1"), cluster_obj("m2"), held, workload("a")]
-        timeline = simulate(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [taint])
+        timeline = simulate(
+            load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), start, [taint], controllers=ON
+        )
         return [e.task.purge_mode for e in timeline if e.task is not None]
 
     assert purge(None) == ["Gracefully"]

@@ -16,6 +16,7 @@ from engine.inputs.facts import Facts, TargetCluster
 from engine.inputs.rules import RuleSet
 from engine.render.resilience import to_json, to_sarif, to_text
 from engine.review.resilience import Base, Scenario, scenarios, sweep
+from tests.gates import ON
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -36,14 +37,14 @@ def test_every_scenario_from_the_shared_base_is_the_scenario_on_a_fresh_one(exam
     rules, facts = example()  # type: ignore[operator]
     plan = scenarios(facts.clusters, ["no-execute", "not-ready", "unhealthy"], k=1)
     plan += scenarios(facts.clusters, ["no-execute"], k=2)
-    shared = Base(rules, facts)
+    shared = Base(rules, facts, ON)
     try:
         warm = [shared.run(s).data() for s in plan]
     finally:
         shared.close()
     cold = []
     for s in plan:
-        base = Base(rules, facts)
+        base = Base(rules, facts, ON)
         try:
             cold.append(base.run(s).data())
         finally:
@@ -54,7 +55,7 @@ def test_every_scenario_from_the_shared_base_is_the_scenario_on_a_fresh_one(exam
 
 def test_a_cluster_failure_leaves_an_anti_affinity_group_short() -> None:
     rules, facts = _flink_ha()
-    impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters))}
+    impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters), controllers=ON)}
     member3 = impacts["member3"]
     # three orders pipelines on the three prod clusters: the evicted one has nowhere to go
     assert member3.unschedulable == ("streaming/orders-c-flinkdeployment",)
@@ -65,7 +66,7 @@ def test_a_cluster_failure_leaves_an_anti_affinity_group_short() -> None:
 
 def test_state_preserved_on_failover_is_reported() -> None:
     rules, facts = _checkpoint()
-    impacts = sweep(rules, facts, scenarios(facts.clusters, ["no-execute", "unhealthy"]))
+    impacts = sweep(rules, facts, scenarios(facts.clusters, ["no-execute", "unhealthy"]), controllers=ON)
     preserved = {(i.scenario.failure, i.scenario.name): i.state_preserved for i in impacts if i.evicted}
     assert preserved  # the FlinkDeployment is evicted by both failures where it runs
     assert all(bindings == ("streaming/fraud-detector-flinkdeployment",) for bindings in preserved.values())
@@ -74,8 +75,8 @@ def test_state_preserved_on_failover_is_reported() -> None:
 def test_a_process_pool_gives_the_serial_bytes() -> None:
     rules, facts = _flink_ha()
     plan = scenarios(facts.clusters, ["no-execute", "not-ready"], k=2)
-    serial = sweep(rules, facts, plan, workers=1)
-    pooled = sweep(rules, facts, plan, workers=2)
+    serial = sweep(rules, facts, plan, workers=1, controllers=ON)
+    pooled = sweep(rules, facts, plan, workers=2, controllers=ON)
     assert to_json(pooled) == to_json(serial)
     assert to_text(pooled) == to_text(serial)
 
@@ -84,9 +85,9 @@ def test_a_dask_cluster_gives_the_serial_bytes() -> None:
     distributed = pytest.importorskip("distributed")
     rules, facts = _flink_ha()
     plan = scenarios(facts.clusters, ["no-execute", "unhealthy"], k=2)
-    serial = sweep(rules, facts, plan, workers=1)
+    serial = sweep(rules, facts, plan, workers=1, controllers=ON)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        on_dask = sweep(rules, facts, plan, scheduler=cluster.scheduler_address)
+        on_dask = sweep(rules, facts, plan, scheduler=cluster.scheduler_address, controllers=ON)
     assert to_json(on_dask) == to_json(serial)
 
 
@@ -105,12 +106,12 @@ def test_scenarios_by_region_and_sets_of_k() -> None:
     with pytest.raises(UsageError, match="k: expected"):
         scenarios(facts.clusters, k=0)
     with pytest.raises(UsageError, match="workers"):
-        sweep(*_flink_ha(), [Scenario("no-execute", ("member1",), "member1")], workers=0)
+        sweep(*_flink_ha(), [Scenario("no-execute", ("member1",), "member1")], workers=0, controllers=ON)
 
 
 def test_sarif_names_each_harmful_scenario_with_the_policy_line() -> None:
     rules, facts = _flink_ha()
-    sarif = json.loads(to_sarif(sweep(rules, facts, scenarios(facts.clusters)), "0.1.0"))
+    sarif = json.loads(to_sarif(sweep(rules, facts, scenarios(facts.clusters), controllers=ON), "0.1.0"))
     assert sarif["version"] == "2.1.0"
     results = sarif["runs"][0]["results"]
     unschedulable = [r for r in results if r["ruleId"] == "resilience/unschedulable"]
@@ -155,13 +156,13 @@ def test_random_fleets_restore_exactly(tmp_path: Path, seed: int) -> None:
     path.write_text(policy)
     rules, facts = load_rules([path]), load_facts(objects=_fleet(rng))
     plan = scenarios(facts.clusters, ["no-execute", "not-ready"], k=2)
-    shared = Base(rules, facts)
+    shared = Base(rules, facts, ON)
     try:
         warm = [shared.run(s).data() for s in plan]
     finally:
         shared.close()
     for s, expected in zip(plan, warm, strict=True):
-        base = Base(rules, facts)
+        base = Base(rules, facts, ON)
         try:
             assert base.run(s).data() == expected
         finally:
@@ -219,7 +220,7 @@ def test_each_scenario_says_where_each_binding_goes_and_what_state_travels_with_
 
     healthy = tuple(replace(s, health="Healthy") for s in facts.bindings[0].aggregated_status)
     facts = replace(facts, bindings=(replace(facts.bindings[0], aggregated_status=healthy),))
-    impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters))}
+    impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters), controllers=ON)}
     assert impacts["member2"].moves == () and impacts["member2"].evicted == ()
     (move,) = impacts["member1"].moves
     assert (move.binding, move.before, move.after) == (
@@ -252,7 +253,7 @@ def test_unschedulable_bindings_kept_so_give_the_sweep_it_gives_deciding_each_ag
     plan = scenarios(facts.clusters, ["no-execute", "not-ready"]) + scenarios(facts.clusters, by="region")[:3]
     impacts = []
     for keep in (True, False):
-        base = Base(rules, facts)
+        base = Base(rules, facts, ON)
         base.scheduler.keep_unschedulable = keep
         try:
             impacts.append([base.run(s).data() for s in plan])
@@ -270,7 +271,7 @@ def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room() 
     from engine.evaluate import scheduler_for
 
     rules, facts = _flink_ha()
-    scheduler = scheduler_for(rules, facts)
+    scheduler = scheduler_for(rules, facts, controllers=ON)
     try:
         scheduler.keep_unschedulable = True
         placed = {p.binding: p for p in scheduler.schedule_all()}

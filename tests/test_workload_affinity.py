@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.gates import ON
 from tests.helpers import binding, cluster, key, run, workload
 
 CLUSTERS = [cluster("m1", {"region": "eu"}), cluster("m2", {"region": "us"}), cluster("m3", {"region": "eu"})]
@@ -182,15 +183,19 @@ def test_too_few_feasible_clusters_for_min_groups(tmp_path: Path) -> None:
 
 def test_with_the_workload_affinity_gate_off_workload_terms_do_nothing() -> None:
     """pkg/detector/detector.go and pkg/scheduler/indexer.go act on groups only with the WorkloadAffinity gate
-    (alpha, off in Karmada; fleetrules takes it to be on): off, the flink-ha pipelines share clusters."""
+    (alpha, off as Karmada ships it, and so by default here): off, the flink-ha pipelines share clusters, and
+    the policy's line says once which gate and how to turn it on."""
     from engine import evaluate, load_facts, load_rules
-    from engine.failover.controllers import Controllers
+    from engine.failover.controllers import DEFAULT_CONTROLLERS
 
     folder = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
     rules, facts = load_rules([folder / "policy.fr"]), load_facts([folder / "facts"])
-    on = evaluate(rules, facts)
-    off = evaluate(rules, facts, controllers=Controllers.parse(["feature-gates=WorkloadAffinity=false"]))
+    on = evaluate(rules, facts, controllers=ON)
+    off = evaluate(rules, facts, controllers=DEFAULT_CONTROLLERS)
     assert any(p.unschedulable for p in on.placements) and not any(p.unschedulable for p in off.placements)
     assert not any(r.rule.startswith("workload-") for p in off.placements for rs in p.rejected.values() for r in rs)
-    assert any("WorkloadAffinity gate off" in w.message for w in off.warnings)
-    assert not any("WorkloadAffinity gate off" in w.message for w in on.warnings)
+    (said,) = [w for w in off.warnings if "WorkloadAffinity" in w.message]
+    assert said.message.startswith("policy flink-ha: workload affinity does nothing")
+    assert said.message.endswith("evaluate with --controller feature-gates=WorkloadAffinity=true")
+    assert said.span is not None and said.span.line == 21
+    assert not any("WorkloadAffinity" in w.message for w in on.warnings)

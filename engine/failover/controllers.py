@@ -12,12 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.compile.policies import tolerations
-from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint, rfc3339
+from engine.errors import Diagnostic, Span, warning
+from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, rfc3339
 from engine.kube import gojson, gotime
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
@@ -34,23 +35,24 @@ GRACEFUL_EVICTION_TIMEOUT = 600  # --graceful-eviction-timeout (10m)
 
 @dataclass(frozen=True)
 class Controllers:
-    """The karmada-controller-manager flags that change failover (and, for its resource detector, which
-    policy claims a workload), by their flag names.
+    """The Karmada control plane's flags that change failover, policy choice and scheduling, by their flag names
+    (karmada-controller-manager's; the feature gates taken to be the same in every component).
 
-    fleetrules assumes the taint manager acts (``enable-no-execute-taint-eviction=true`` and the Failover
-    feature gate on): Karmada's defaults leave it off, and then NoExecute taints evict nothing."""
+    The defaults are Karmada's (v1.18 and v1.19, pkg/features/features.go and the controller manager's options):
+    the taint manager off (``enable-no-execute-taint-eviction=false``, the Failover gate off), and the alpha
+    gates PolicyPreemption, StatefulFailoverInjection, WorkloadAffinity and MultiplePodTemplatesScheduling off.
+    Inputs that would need one on say which and how to turn it on, once (``gate_notes``)."""
 
-    no_execute_taint_eviction: bool = True  # --enable-no-execute-taint-eviction
+    no_execute_taint_eviction: bool = False  # --enable-no-execute-taint-eviction
     # --no-execute-taint-eviction-purge-mode: for policies without a failover.cluster block
     taint_purge_mode: str = "Gracefully"
     graceful_eviction_timeout: int = GRACEFUL_EVICTION_TIMEOUT  # --graceful-eviction-timeout, seconds
-    # --feature-gates: PolicyPreemption (off, as in Karmada), Failover, StatefulFailoverInjection and
-    # WorkloadAffinity (taken to be on, as a policy that writes failover, statePreservation or workload
-    # affinity means them to be; Karmada's are off)
+    # --feature-gates
     policy_preemption: bool = False
-    failover: bool = True
-    stateful_failover_injection: bool = True
-    workload_affinity: bool = True  # off: the detector records no groups on bindings, nothing is co-located
+    failover: bool = False  # the taint manager and the ClusterTaintPolicy controller start only with it
+    stateful_failover_injection: bool = False  # statePreservation: tasks keep state, new Works get it
+    workload_affinity: bool = False  # off: the detector records no groups on bindings, nothing is co-located
+    multiple_pod_templates: bool = False  # off: the scheduler takes a binding's spec.components as absent
 
     FLAGS = (
         "enable-no-execute-taint-eviction",
@@ -59,10 +61,10 @@ class Controllers:
         "feature-gates",
     )
     # the feature gates fleetrules models
-    GATES = ("Failover", "PolicyPreemption", "StatefulFailoverInjection", "WorkloadAffinity")
-    # gates fleetrules evaluates as on: accepted as =true (a controller manager's flags as they are), refused off
-    ASSUMED = ("CustomizedClusterResourceModeling", "GracefulEviction", "MultiplePodTemplatesScheduling",
-               "PropagateDeps")  # fmt: skip
+    GATES = ("Failover", "MultiplePodTemplatesScheduling", "PolicyPreemption", "StatefulFailoverInjection",
+             "WorkloadAffinity")  # fmt: skip
+    # gates fleetrules evaluates as on (Karmada's default): accepted as =true, refused off
+    ASSUMED = ("CustomizedClusterResourceModeling", "GracefulEviction", "PropagateDeps")
 
     @classmethod
     def parse(cls, settings: Sequence[str]) -> Controllers:
@@ -116,6 +118,8 @@ class Controllers:
                 out = replace(out, failover=on)
             elif gate == "WorkloadAffinity":
                 out = replace(out, workload_affinity=on)
+            elif gate == "MultiplePodTemplatesScheduling":
+                out = replace(out, multiple_pod_templates=on)
             else:
                 out = replace(out, stateful_failover_injection=on)
         return out
@@ -128,6 +132,85 @@ class Controllers:
 
 
 DEFAULT_CONTROLLERS = Controllers()
+
+
+def gate_note(what: Sequence[str], does: str, off: str, turn_on: str, span: Span | None = None) -> Diagnostic:
+    """One warning for one feature gate (or flag) ``off`` as Karmada ships it that the inputs use: ``what`` uses it
+    (the first three named), what that does without it, and the ``--controller`` settings that turn it on."""
+    shown = ", ".join(what[:3]) + (f" and {len(what) - 3} more" if len(what) > 3 else "")
+    message = (
+        f"{shown}: {does}: {off}, as Karmada ships it (v1.18, v1.19); if your control plane turns it on, "
+        f"evaluate with {turn_on}"
+    )
+    return warning(message, span) if span is not None else warning(message, subject="feature gates")
+
+
+def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy], facts: Facts) -> list[Diagnostic]:
+    """What the inputs use that a feature gate off turns off, for placement: said once per gate."""
+    out = []
+
+    def policies_with(kind: Any, test: Callable[[Any], bool] = bool) -> list[tuple[str, Span]]:
+        return [(f"policy {p.name.value}", s.span) for p in policies for s in p.of_type(kind)[:1] if test(s)]
+
+    preempting = policies_with(ast.Preemption, lambda s: s.mode.value == "always")
+    if preempting and not controllers.policy_preemption:
+        does = "preemption Always takes nothing (a workload another policy claims stays with it)"
+        off, on = "the PolicyPreemption feature gate (alpha) is off", "--controller feature-gates=PolicyPreemption=true"
+        out.append(gate_note([n for n, _ in preempting], does, off, on, preempting[0][1]))
+    grouped = policies_with(ast.WorkloadTerm)
+    if grouped and not controllers.workload_affinity:
+        does = "workload affinity does nothing (the detector records no groups, the scheduler has no affinity plugin)"
+        off, on = "the WorkloadAffinity feature gate (alpha) is off", "--controller feature-gates=WorkloadAffinity=true"
+        out.append(gate_note([n for n, _ in grouped], does, off, on, grouped[0][1]))
+    components = [f"binding {b.key}" for b in facts.bindings if b.components]
+    if components and not controllers.multiple_pod_templates:
+        does = "spec.components are not read (the scheduler places by spec.replicas and spec.replicaRequirements)"
+        off = "the MultiplePodTemplatesScheduling feature gate (alpha) is off"
+        out.append(gate_note(components, does, off, "--controller feature-gates=MultiplePodTemplatesScheduling=true"))
+    if facts.taint_policies and not controllers.failover:
+        named = [f"ClusterTaintPolicy {p.name}" for p in facts.taint_policies]
+        does = "taints nothing (the clusters' taints are as the snapshot shows them)"
+        off = "the Failover feature gate (beta), which starts its controller, is off"
+        out.append(gate_note(named, does, off, "--controller feature-gates=Failover=true"))
+    return out
+
+
+def failover_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy], facts: Facts) -> list[Diagnostic]:
+    """What the inputs use that a flag or feature gate off turns off, for failover: said once per gate."""
+    out = []
+    evicting = [
+        f"policy {p.name.value}"
+        for p in policies
+        if any(isinstance(b, ast.Failover) and b.kind.value == "cluster" for b in p.of_type(ast.Failover))
+    ]
+    evicting += [f"cluster {c.name}" for c in facts.clusters if any(t.effect == "NoExecute" for t in c.taints)]
+    if evicting and not controllers.taint_manager:
+        settings = (
+            (
+                "--enable-no-execute-taint-eviction",
+                "enable-no-execute-taint-eviction=true",
+                controllers.no_execute_taint_eviction,
+            ),
+            ("the Failover feature gate (beta)", "feature-gates=Failover=true", controllers.failover),
+        )
+        names = [name for name, _, on in settings if not on]
+        off = " and ".join(names) + (" are off" if len(names) > 1 else " is off") + " (the taint manager needs both)"
+        does = "a NoExecute taint evicts nothing"
+        turn_on = " ".join(f"--controller {flag}" for _, flag, on in settings if not on)
+        out.append(gate_note(evicting, does, off, turn_on))
+    preserving = [
+        f"policy {p.name.value}"
+        for p in policies
+        if any(
+            isinstance(b, ast.Failover) and any(isinstance(s, ast.Preserve) for s in b.statements)
+            for b in p.of_type(ast.Failover)
+        )
+    ]
+    if preserving and not controllers.stateful_failover_injection:
+        does = "statePreservation keeps nothing (eviction tasks carry no preserved state, nothing is injected)"
+        off = "the StatefulFailoverInjection feature gate (alpha) is off"
+        out.append(gate_note(preserving, does, off, "--controller feature-gates=StatefulFailoverInjection=true"))
+    return out
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ class Scheduler:
         # the WorkloadAffinity gate: off, the detector records no groups on bindings (pkg/detector/detector.go)
         # and the scheduler's indexer keeps none (pkg/scheduler/indexer.go), so no workload term acts
         self.workload_affinity = workload_affinity
+        self.gate_warnings: list[Diagnostic] = []  # what a feature gate off turns off (engine.evaluate.scheduler_for)
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
@@ -805,24 +806,7 @@ class Scheduler:
                 "APIEnablement filter places nothing new on a cluster whose APIs it does not know"
             )
             out.append(warning(message, subject="clusters"))
-        if not self.chooser.preemption:
-            for policy in self.chooser.policies:
-                for stmt in policy.of_type(ast.Preemption):
-                    if isinstance(stmt, ast.Preemption) and stmt.mode.value == "always":
-                        message = (
-                            f"policy {policy.name.value}: preemption acts only with the PolicyPreemption feature "
-                            "gate (alpha, off by default), so a workload claimed by another policy stays with it; "
-                            "--controller feature-gates=PolicyPreemption=true evaluates with the gate on"
-                        )
-                        out.append(warning(message, stmt.span))
-        if not self.workload_affinity:
-            for policy in self.chooser.policies:
-                for stmt in policy.of_type(ast.WorkloadTerm)[:1]:
-                    message = (
-                        f"policy {policy.name.value}: workload affinity does nothing with the WorkloadAffinity "
-                        "gate off (the detector records no groups; the scheduler has no affinity plugin)"
-                    )
-                    out.append(warning(message, stmt.span))
+        out += self.gate_warnings
         unmatched = set(self.unmatched)
         for binding in self.facts.bindings:
             key, note = binding.key, self.notes.get(binding.key)
