@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine import FactError, load_facts
+from engine import Diagnostic, FactError, Facts, load_facts
 from engine.cli import main
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.facts import Cluster, Condition, MatchCondition, Taint, TaintPolicy
 from engine.inputs.matching import conditions_match, taint_by_policies
 from engine.syntax import ast
+from tests.gates import ON
 
 T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
 AGO = T0 - dt.timedelta(minutes=1)
@@ -167,10 +169,24 @@ def test_a_snapshot_cluster_gets_the_policys_taint_when_its_dump_does_not_show_i
     (cluster,) = facts.clusters
     added = T0.replace(hour=9)  # the Ready condition's transition: the change that made the controller act
     assert Taint("cluster.karmada.io/not-ready", "", "NoExecute", added) in cluster.taints
-    (said,) = [w.message for w in facts.warnings if "change the taints" in w.message]
-    assert "m1 (+cluster.karmada.io/not-ready:NoExecute)" in said
     assert any("--allow-no-execute-taint-policy" in w.message for w in facts.warnings)
     assert not any("no policy selects" in w.message for w in facts.warnings)
+    (said,) = [w.message for w in _warnings(facts, ON) if "ClusterTaintPolicies change the taints" in w.message]
+    assert "m1 (+cluster.karmada.io/not-ready:NoExecute)" in said
+    # at Karmada's defaults the controller does not run (the Failover gate): said so instead
+    (said,) = [w.message for w in _warnings(facts, DEFAULT_CONTROLLERS) if "ClusterTaintPolic" in w.message]
+    assert said.startswith("ClusterTaintPolicy not-ready: taints nothing") and "feature-gates=Failover=true" in said
+
+
+def _warnings(facts: Facts, controllers: Controllers) -> tuple[Diagnostic, ...]:
+    from engine.evaluate import scheduler_for
+    from engine.inputs.rules import RuleSet
+
+    scheduler = scheduler_for(RuleSet((), {}), facts, controllers=controllers)
+    try:
+        return scheduler.warnings()
+    finally:
+        scheduler.close()
 
 
 def test_a_control_planes_dump_already_has_the_taints(tmp_path: Path) -> None:
@@ -180,7 +196,7 @@ def test_a_control_planes_dump_already_has_the_taints(tmp_path: Path) -> None:
     assert [t for t in cluster.taints if t.effect == "NoExecute"] == [
         Taint("cluster.karmada.io/not-ready", "", "NoExecute", T0.replace(hour=9, second=5))
     ]
-    assert not any("change the taints" in w.message for w in facts.warnings)
+    assert not any("change the taints" in w.message for w in _warnings(facts, ON))
 
 
 @pytest.mark.parametrize(

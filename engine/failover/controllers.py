@@ -172,7 +172,25 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
         does = "taints nothing (the clusters' taints are as the snapshot shows them)"
         off = "the Failover feature gate (beta), which starts its controller, is off"
         out.append(gate_note(named, does, off, "--controller feature-gates=Failover=true"))
+    elif facts.shown_clusters:
+        out.append(_taint_policy_changes(facts.shown_clusters, facts.clusters))
     return out
+
+
+def _taint_policy_changes(shown: Sequence[Cluster], tainted: Sequence[Cluster]) -> Diagnostic:
+    """The clusters whose taints the ClusterTaintPolicy controller changes from what the snapshot shows."""
+    changed = []
+    for before, after in zip(shown, tainted, strict=True):
+        old, new = {(t.key, t.effect) for t in before.taints}, {(t.key, t.effect) for t in after.taints}
+        if old != new:
+            change = [f"+{k}:{e}" for k, e in sorted(new - old)] + [f"-{k}:{e}" for k, e in sorted(old - new)]
+            changed.append(f"{after.name} ({', '.join(change)})")
+    shown_names = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    message = (
+        f"the ClusterTaintPolicies change the taints of {len(changed)} cluster(s) the snapshot shows, as their "
+        f"controller does at once for the conditions the clusters report: {shown_names}"
+    )
+    return warning(message, subject="ClusterTaintPolicy")
 
 
 def failover_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy], facts: Facts) -> list[Diagnostic]:

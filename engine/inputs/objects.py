@@ -766,27 +766,13 @@ class FactSet:
         """The clusters as the ClusterTaintPolicy controller leaves them when it reconciles each (it does at once,
         and whenever a cluster's conditions change): a control plane's dump already shows its taints, and then
         nothing changes; a taint it adds is stamped with the latest transition of the conditions the policies
-        read (the change that made the controller act). Said once when it changes a cluster."""
+        read (the change that made the controller act). What changed is said where the Failover gate, which
+        starts the controller, is known (engine.failover.controllers.scheduling_gate_notes)."""
         read = {m.type for p in policies for m in (*p.add_on, *p.remove_on)}
-        out, changed = {}, []
+        out = {}
         for name, cluster in self.clusters.items():
             times = [c.since for c in cluster.conditions if c.type in read and c.since is not None]
-            out[name] = tainted = taint_by_policies(cluster, policies, max(times, default=None))
-            if tainted is not cluster:
-                before = {(t.key, t.effect) for t in cluster.taints}
-                after = {(t.key, t.effect) for t in tainted.taints}
-                change = [f"+{k}:{e}" for k, e in sorted(after - before)] + [
-                    f"-{k}:{e}" for k, e in sorted(before - after)
-                ]
-                changed.append(f"{name} ({', '.join(change)})")
-        if changed:
-            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-            message = (
-                f"the ClusterTaintPolicies change the taints of {len(changed)} cluster(s) the snapshot shows, as their "
-                f"controller does at once for the conditions the clusters report (with the Failover feature gate on, "
-                f"as fleetrules takes it): {shown}"
-            )
-            self.problems.append(warning(message, subject="ClusterTaintPolicy"))
+            out[name] = taint_by_policies(cluster, policies, max(times, default=None))
         return out
 
 
