@@ -379,7 +379,20 @@ class Scheduler:
         return self.compiled.rules[decision.rule].term in (None, term)
 
     def _sorted_reasons(self, decisions: Sequence[Decision]) -> tuple[Reason, ...]:
-        return tuple(sorted({self._reason(d) for d in decisions}, key=lambda x: (x.rule, x.source, x.message)))
+        """One cluster's reasons by rule, source and message; a rule's untolerated taints in the order of the
+        cluster's spec.taints, so that the FitError, which counts a cluster by its first reason, names the taint
+        Karmada's TaintToleration filter names (FindMatchingUntoleratedTaint: the first untolerated one)."""
+        reasons = {self._reason(d) for d in decisions}
+        if len(reasons) < 2:
+            return tuple(reasons)
+        cluster = self.clusters.get(decisions[0].cluster)
+        taints = cluster.taints if cluster is not None else ()
+        order = {encoding.taint("", t)["display"]: i for i, t in enumerate(taints)}
+
+        def rank(message: str) -> int:
+            return order.get(message.removeprefix(UNTOLERATED), len(order)) if message.startswith(UNTOLERATED) else 0
+
+        return tuple(sorted(reasons, key=lambda x: (x.rule, x.source, rank(x.message), x.message)))
 
     def _applies(self, decision: Decision, lists: Mapping[str, frozenset[str]]) -> bool:
         """False for a scoped decision whose exemption the binding meets (a cluster it already targets)."""
@@ -816,6 +829,9 @@ class Scheduler:
                 out.append(warning(f"binding {key}: {note}", subject=key))
         return tuple(out)
 
+
+# the TaintToleration filter's words before the taint (rules/taint_toleration.fr)
+UNTOLERATED = "cluster(s) had untolerated taint "
 
 def _no_more_room(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
     """Whether a binding unschedulable ``then`` is so ``now``: its own facts and its groups' placements as they

@@ -1,0 +1,125 @@
+"""Random scheduling cases for Karmada's own generic scheduler (tests/data/oracle/main.go) and fleetrules.
+
+    python tests/data/oracle/cases.py COUNT SEED > tests/data/oracle/cases.json
+
+Each case: 1-6 clusters (labels, provider, region, zones, NoSchedule/NoExecute taints, the API enablement of
+apps/v1 Deployment or not, a resource summary) and one fresh ResourceBinding spec (a Deployment's replicas and
+CPU request; cluster affinity by names, exclusions, labels and fields; tolerations; a spread constraint by
+cluster or region; Duplicated, Aggregated, static weights or dynamic weights; in three cases of ten, the clusters
+it was scheduled to before)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from typing import Any
+
+
+def cluster(rng: random.Random, i: int) -> dict[str, Any]:
+    name = f"m{i}"
+    labels = {"env": rng.choice(["prod", "dev"])} if rng.random() < 0.8 else {}
+    spec: dict[str, Any] = {}
+    if rng.random() < 0.8:
+        spec["region"] = rng.choice(["r1", "r2", "r3"])
+    if rng.random() < 0.5:
+        spec["provider"] = rng.choice(["p1", "p2"])
+    if rng.random() < 0.4:
+        spec["zones"] = rng.sample(["z1", "z2", "z3"], rng.randint(1, 2))
+    taints = []
+    if rng.random() < 0.25:
+        taints.append({"key": "maintenance", "effect": "NoSchedule"})
+    if rng.random() < 0.15:
+        taints.append({"key": "drain", "effect": rng.choice(["NoSchedule", "NoExecute"])})
+    if taints:
+        spec["taints"] = taints
+    resources = [{"name": "deployments", "kind": "Deployment"}] if rng.random() < 0.9 else []
+    cpu = rng.choice([0, 2, 4, 8, 16])
+    status = {
+        "apiEnablements": [{"groupVersion": "apps/v1", "resources": resources}],
+        "resourceSummary": {
+            "allocatable": {"cpu": str(cpu), "pods": "110", "memory": "64Gi"},
+            "allocated": {"cpu": str(rng.randint(0, cpu)), "pods": "10", "memory": "8Gi"},
+        },
+    }
+    return {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name, **({"labels": labels} if labels else {})},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def placement(rng: random.Random, names: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.3:
+        affinity["clusterNames"] = sorted(rng.sample(names, rng.randint(1, len(names))))
+    if rng.random() < 0.2:
+        affinity["exclude"] = sorted(rng.sample(names, 1))
+    if rng.random() < 0.3:
+        affinity["labelSelector"] = {"matchLabels": {"env": "prod"}}
+    if rng.random() < 0.2:
+        op = rng.choice(["In", "NotIn"])
+        affinity["fieldSelector"] = {"matchExpressions": [{"key": "region", "operator": op, "values": ["r1"]}]}
+    if affinity:
+        out["clusterAffinity"] = affinity
+    if rng.random() < 0.3:
+        out["clusterTolerations"] = [{"key": "maintenance", "operator": "Exists", "effect": "NoSchedule"}]
+    if rng.random() < 0.3:
+        field = rng.choice(["cluster", "region"])
+        low = rng.randint(1, 2)
+        out["spreadConstraints"] = [{"spreadByField": field, "minGroups": low, "maxGroups": rng.randint(low, 3)}]
+        if field == "region":  # the webhook: a spread by region needs one by cluster too
+            out["spreadConstraints"].append({"spreadByField": "cluster", "minGroups": 1})
+    kind = rng.choice(["Duplicated", "Aggregated", "Static", "Dynamic"])
+    if kind == "Duplicated":
+        out["replicaScheduling"] = {"replicaSchedulingType": "Duplicated"}
+    elif kind == "Aggregated":
+        out["replicaScheduling"] = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
+    elif kind == "Static":
+        weights = [
+            {"targetCluster": {"clusterNames": [n]}, "weight": rng.randint(1, 3)}
+            for n in rng.sample(names, rng.randint(1, len(names)))
+        ]
+        out["replicaScheduling"] = {
+            "replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Weighted",
+            "weightPreference": {"staticWeightList": weights},
+        }
+    else:
+        out["replicaScheduling"] = {
+            "replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Weighted",
+            "weightPreference": {"dynamicWeight": "AvailableReplicas"},
+        }
+    return out
+
+
+def case(rng: random.Random) -> dict[str, Any]:
+    clusters = [cluster(rng, i) for i in range(1, rng.randint(1, 6) + 1)]
+    names = [c["metadata"]["name"] for c in clusters]
+    spec: dict[str, Any] = {
+        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "n", "name": "w", "uid": "u-1"},
+        "replicas": rng.randint(1, 6),
+        "placement": placement(rng, names),
+    }
+    if rng.random() < 0.7:
+        spec["replicaRequirements"] = {"resourceRequest": {"cpu": rng.choice(["500m", "1", "2"])}}
+    if rng.random() < 0.3:  # scheduled before: its targets (some maybe no longer fit), a reschedule now
+        spec["clusters"] = [
+            {"name": n, "replicas": rng.randint(1, 3)} for n in sorted(rng.sample(names, rng.randint(1, len(names))))
+        ]
+    return {"clusters": clusters, "spec": spec}
+
+
+def main() -> None:
+    count, seed = int(sys.argv[1]), int(sys.argv[2])
+    rng = random.Random(seed)
+    json.dump([case(rng) for _ in range(count)], sys.stdout, indent=None, separators=(",", ":"))
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""fleetrules on the oracle's cases (tests/data/oracle/cases.json), against what Karmada's own scheduler answered
+(answers.json): ``compare(cases, answers)`` lists each difference."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from engine import Controllers, RuleSet, evaluate, load_facts
+
+# Karmada's defaults: no gate the cases need is off (no workload affinity, no components)
+CONTROLLERS = Controllers()
+
+
+def objects(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The case as a snapshot: its clusters, a PropagationPolicy with its placement, the fresh ResourceBinding."""
+    spec = case["spec"]
+    policy = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "p", "namespace": "n"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "w"}],
+            "placement": spec["placement"],
+        },
+    }
+    binding = {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {"name": "w-deployment", "namespace": "n"},
+        "spec": spec,
+    }
+    return [*case["clusters"], policy, binding]
+
+
+def answer_of(case: dict[str, Any]) -> dict[str, Any]:
+    """fleetrules' answer in the oracle's shape: the target clusters with replicas, or the error; and the reasons
+    each rejected cluster is rejected for."""
+    facts = load_facts(objects=objects(case))  # the policy among them, as in a snapshot
+    (placement,) = evaluate(RuleSet((), {}), facts, controllers=CONTROLLERS).placements
+    rejected = {c: sorted({r.summary for r in reasons}) for c, reasons in placement.rejected.items()}
+    if placement.unschedulable:
+        return {"clusters": None, "error": placement.message, "rejected": rejected}
+    clusters = [{"name": c, "replicas": placement.replicas.get(c, 0)} for c in placement.clusters]
+    return {"clusters": clusters, "rejected": rejected}
+
+
+FIT_ERROR = re.compile(r"^0/(\d+) clusters are available: (.*)\.$")
+
+
+def _histogram(message: str) -> tuple[int, Counter[str]] | None:
+    """A FitError's message as (all clusters, count per reason); None for another message."""
+    found = FIT_ERROR.match(message)
+    if found is None:
+        return None
+    counts: Counter[str] = Counter()
+    for part in re.split(r", (?=\d+ cluster\(s\) )", found.group(2)):
+        number, _, reason = part.partition(" ")
+        counts[reason] += int(number)
+    return int(found.group(1)), counts
+
+
+def _one_reason_each(counts: Counter[str], rejected: dict[str, list[str]]) -> bool:
+    """Whether ``counts`` names one reason of each rejected cluster: a choice of one reason per cluster that gives
+    these counts (a matching of clusters to the counted reasons' places, found by augmenting paths)."""
+    if sum(counts.values()) != len(rejected):
+        return False
+    slots = [reason for reason, n in sorted(counts.items()) for _ in range(n)]
+    taken: dict[int, str] = {}  # slot → cluster
+
+    def place(cluster: str, seen: set[int]) -> bool:
+        for i, reason in enumerate(slots):
+            if reason in rejected[cluster] and i not in seen:
+                seen.add(i)
+                if i not in taken or place(taken[i], seen):
+                    taken[i] = cluster
+                    return True
+        return False
+
+    return all(place(cluster, set()) for cluster in rejected)
+
+
+TAINT = "cluster(s) had untolerated taint {"
+
+
+def _first_taints(rejected: dict[str, list[str]], taints: dict[str, list[str]]) -> dict[str, list[str]]:
+    """fleetrules names every untolerated taint of a cluster; Karmada's TaintToleration filter the first in the
+    cluster's spec.taints (FindMatchingUntoleratedTaint): the reasons with the first only."""
+    out = {}
+    for cluster, reasons in rejected.items():
+        order = taints.get(cluster, [])
+        found = [r for r in reasons if r.startswith(TAINT)]
+        first = sorted(found, key=lambda r: order.index(r[len(TAINT) : -1]) if r[len(TAINT) : -1] in order else 99)
+        out[cluster] = sorted([r for r in reasons if not r.startswith(TAINT)] + first[:1])
+    return out
+
+
+def difference(ours: dict[str, Any], theirs: dict[str, Any], taints: dict[str, list[str]]) -> str:
+    """ "" when fleetrules answers as Karmada; "fit-error order" when both name the same rejections and their
+    FitError messages differ only in which reason of a cluster rejected for several each names (Karmada's filter
+    plugins run in the random order of a Go map: runtime.NewFramework over the registry); else what differs."""
+    theirs_rejected = {c: sorted(set(r)) for c, r in (theirs.get("rejected") or {}).items()}
+    if _first_taints(ours["rejected"], taints) != theirs_rejected:
+        return "rejections"
+    if ours.get("error") or theirs.get("error"):
+        if ours.get("error") == theirs.get("error"):
+            return ""
+        ours_fit, theirs_fit = _histogram(ours.get("error") or ""), _histogram(theirs.get("error") or "")
+        if ours_fit and theirs_fit and ours_fit[0] == theirs_fit[0] and _one_reason_each(ours_fit[1], theirs_rejected):
+            return "fit-error order"
+        return "error"
+    mine = {c["name"]: c.get("replicas", 0) for c in ours["clusters"] or []}
+    karmada = {c["name"]: c.get("replicas", 0) for c in theirs["clusters"] or []}
+    return "" if mine == karmada else "placement"
+
+
+def compare(
+    cases: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> list[tuple[int, str, dict[str, Any], dict[str, Any]]]:
+    """Each case fleetrules answers otherwise than Karmada: (index, difference, ours, Karmada's)."""
+    out = []
+    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
+        ours = answer_of(case)
+        taints = {
+            c["metadata"]["name"]: [f"{t['key']}:{t['effect']}" for t in c["spec"].get("taints", [])]
+            for c in case["clusters"]
+        }
+        kind = difference(ours, theirs, taints)
+        if kind:
+            out.append((i, kind, ours, theirs))
+    return out

