@@ -1048,6 +1048,16 @@ def run(prog_name: str | None = None) -> None:
         main(prog_name=prog_name)
     except OSError as exc:
         _unwritable(exc)
+    except SystemExit as exc:
+        if exc.code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+            # stopped: what the command started was ended as the exception left it (workers killed, files
+            # removed); the interpreter's own shutdown would still join a killed pool's threads, which then
+            # write to closed pipes and print their tracebacks
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(exc.code)
+        raise
 
 
 def kubectl_main() -> None:
