@@ -833,6 +833,7 @@ class Scheduler:
 # the TaintToleration filter's words before the taint (rules/taint_toleration.fr)
 UNTOLERATED = "cluster(s) had untolerated taint "
 
+
 def _no_more_room(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
     """Whether a binding unschedulable ``then`` is so ``now``: its own facts and its groups' placements as they
     were, and no term's feasible clusters more than they were (failures only take clusters away)."""
