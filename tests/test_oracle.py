@@ -103,3 +103,24 @@ def test_a_fit_error_names_a_clusters_first_untolerated_taint(tmp_path: Path, or
         == f"0/1 clusters are available: 1 cluster(s) had untolerated taint {{{order[0]}:NoSchedule}}."
     )
     assert len(placement.rejected["m1"]) == 2
+
+
+def test_the_taint_managers_decisions_are_karmadas() -> None:
+    """NoExecuteTaintManager.needEvictionWithCurrentTime with the taint manager on (GetNoExecuteTaints,
+    GetMatchingTolerations, GetMinTolerationTimeWithCurrentTime; tests/data/oracle/taints.go) on 6,000 random
+    taints and tolerations: evict now, after how long, or never, the same in fleetrules (the tolerations read
+    from a policy's clusterTolerations as a snapshot's are)."""
+    made = subprocess.run(
+        [sys.executable, str(HERE / "cases.py"), "taints", str(COUNT), str(SEED)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cases = json.loads(made.stdout)
+    answers = json.loads((HERE / "taints.json").read_text())
+    assert len(cases) == len(answers) == COUNT
+    assert compare.compare_taints(cases, answers) == []
+    assert {a["decision"] for a in answers} == {"now", "after", "never"}
+    later = next(i for i, a in enumerate(answers) if a["decision"] == "after")
+    wrong = {**answers[later], "seconds": answers[later]["seconds"] + 1}
+    assert [i for i, _, _ in compare.compare_taints([cases[later]], [wrong])] == [0]

@@ -114,10 +114,45 @@ def case(rng: random.Random) -> dict[str, Any]:
     return {"clusters": clusters, "spec": spec}
 
 
+NOW = "2026-12-02T10:00:00Z"
+
+
+def taint_case(rng: random.Random) -> dict[str, Any]:
+    """One decision of the taint manager: 0-3 taints of a cluster (NoExecute or not, with their time), 0-3
+    tolerations of a placement (valid as the webhook admits them), and the time."""
+    taints = []
+    for _ in range(rng.randint(0, 3)):
+        taint: dict[str, Any] = {"key": rng.choice(["a", "b"]), "effect": rng.choice(["NoExecute", "NoSchedule"])}
+        if rng.random() < 0.3:
+            taint["value"] = "x"
+        if rng.random() < 0.9:
+            taint["timeAdded"] = f"2026-12-02T09:{rng.randint(50, 59):02d}:{rng.randint(0, 59):02d}Z"
+        taints.append(taint)
+    tolerations = []
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(["", "a", "b"])
+        operator = "Exists" if not key else rng.choice(["Exists", "Equal", ""])
+        toleration: dict[str, Any] = {"key": key, "operator": operator} if operator else {"key": key}
+        if operator != "Exists" and rng.random() < 0.5:
+            toleration["value"] = "x"
+        effect = rng.choice(["", "NoExecute", "NoSchedule"])
+        if effect:
+            toleration["effect"] = effect
+        if rng.random() < 0.6:
+            toleration["tolerationSeconds"] = rng.choice([0, 30, 300, 900])
+        tolerations.append(toleration)
+    return {"taints": taints, "tolerations": tolerations, "now": NOW}
+
+
 def main() -> None:
-    count, seed = int(sys.argv[1]), int(sys.argv[2])
+    """cases.py COUNT SEED: scheduling cases; cases.py taints COUNT SEED: the taint manager's decisions."""
+    args = sys.argv[1:]
+    make = case
+    if args[0] == "taints":
+        args, make = args[1:], taint_case
+    count, seed = int(args[0]), int(args[1])
     rng = random.Random(seed)
-    json.dump([case(rng) for _ in range(count)], sys.stdout, indent=None, separators=(",", ":"))
+    json.dump([make(rng) for _ in range(count)], sys.stdout, indent=None, separators=(",", ":"))
     sys.stdout.write("\n")
 
 

@@ -8,6 +8,8 @@ from collections import Counter
 from typing import Any
 
 from engine import Controllers, RuleSet, evaluate, load_facts
+from engine.failover.controllers import failover_of, taint_eviction_due
+from engine.inputs.facts import parse_time
 
 # Karmada's defaults: no gate the cases need is off (no workload affinity, no components)
 CONTROLLERS = Controllers()
@@ -129,4 +131,45 @@ def compare(
         kind = difference(ours, theirs, taints)
         if kind:
             out.append((i, kind, ours, theirs))
+    return out
+
+
+def taint_answer_of(case: dict[str, Any]) -> dict[str, Any]:
+    """fleetrules' taint manager decision in the oracle's shape: the tolerations read from a PropagationPolicy's
+    clusterTolerations as a snapshot's policy is read, the taints from a Cluster object."""
+    policy = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "p", "namespace": "n"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "w"}],
+            "placement": {"clusterTolerations": case["tolerations"]},
+        },
+    }
+    cluster = {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "m1"},
+        "spec": {"taints": case["taints"]},
+    }
+    facts = load_facts(objects=[policy, cluster])
+    (converted,) = facts.policies
+    now = parse_time(case["now"])
+    due = taint_eviction_due(failover_of(converted), facts.clusters[0], now)
+    if due is True:
+        return {"decision": "now"}
+    if due is False:
+        return {"decision": "never"}
+    return {"decision": "after", "seconds": (due - now).total_seconds()}
+
+
+def compare_taints(
+    cases: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """Each taint manager decision fleetrules makes otherwise than Karmada: (index, ours, Karmada's)."""
+    out = []
+    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
+        ours = taint_answer_of(case)
+        if ours != theirs:
+            out.append((i, ours, theirs))
     return out

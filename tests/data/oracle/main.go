@@ -1,6 +1,7 @@
 // The fleetrules oracle: Karmada's own generic scheduler (filter and score plugins, selection, assignment)
 // run on recorded cases. stdin: a JSON list of {clusters: [Cluster], spec: ResourceBindingSpec}; stdout: a JSON
-// list of {clusters: [TargetCluster]} or {error: "..."}, one per case.
+// list of {clusters: [TargetCluster]} or {error: "..."}, one per case. With the argument "taints": the taint
+// manager's eviction decision instead (taints.go).
 package main
 
 import (
@@ -65,6 +66,10 @@ func rejections(c *testCase) map[string][]string {
 
 func main() {
 	klog.SetOutput(os.Stderr)
+	if len(os.Args) > 1 && os.Args[1] == "taints" {
+		taintDecisions()
+		return
+	}
 	var cases []testCase
 	if err := json.NewDecoder(os.Stdin).Decode(&cases); err != nil {
 		panic(err)

@@ -13,8 +13,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git -C "$karmada" archive f8fdd02 go.mod go.sum pkg vendor | tar -x -C "$work"
 mkdir -p "$work/hack/oracle"
-cp "$here/main.go" "$work/hack/oracle/main.go"
+cp "$here/main.go" "$here/taints.go" "$work/hack/oracle/"
 (cd "$work" && GOTOOLCHAIN=local GOFLAGS=-mod=vendor go build -o "$work/oracle" ./hack/oracle)
 python3 "$here/cases.py" "$count" "$seed" | "$work/oracle" 2>/dev/null > "$here/answers.json.tmp"
 mv "$here/answers.json.tmp" "$here/answers.json"
-echo "$count cases (seed $seed) answered by Karmada f8fdd02: $here/answers.json"
+python3 "$here/cases.py" taints "$count" "$seed" | "$work/oracle" taints > "$here/taints.json.tmp"
+mv "$here/taints.json.tmp" "$here/taints.json"
+echo "$count cases (seed $seed) answered by Karmada f8fdd02: $here/answers.json, $here/taints.json"
