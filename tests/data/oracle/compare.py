@@ -15,18 +15,23 @@ from engine.inputs.facts import parse_time
 CONTROLLERS = Controllers()
 
 
-def objects(case: dict[str, Any]) -> list[dict[str, Any]]:
-    """The case as a snapshot: its clusters, a PropagationPolicy with its placement, the fresh ResourceBinding."""
-    spec = case["spec"]
-    policy = {
+def _policy(placement: dict[str, Any]) -> dict[str, Any]:
+    """The PropagationPolicy n/p of the Deployment n/w, with ``placement``."""
+    return {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "PropagationPolicy",
         "metadata": {"name": "p", "namespace": "n"},
         "spec": {
             "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "w"}],
-            "placement": spec["placement"],
+            "placement": placement,
         },
     }
+
+
+def objects(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The case as a snapshot: its clusters, a PropagationPolicy with its placement, the fresh ResourceBinding."""
+    spec = case["spec"]
+    policy = _policy(spec["placement"])
     binding = {
         "apiVersion": "work.karmada.io/v1alpha2",
         "kind": "ResourceBinding",
@@ -137,15 +142,7 @@ def compare(
 def taint_answer_of(case: dict[str, Any]) -> dict[str, Any]:
     """fleetrules' taint manager decision in the oracle's shape: the tolerations read from a PropagationPolicy's
     clusterTolerations as a snapshot's policy is read, the taints from a Cluster object."""
-    policy = {
-        "apiVersion": "policy.karmada.io/v1alpha1",
-        "kind": "PropagationPolicy",
-        "metadata": {"name": "p", "namespace": "n"},
-        "spec": {
-            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "w"}],
-            "placement": {"clusterTolerations": case["tolerations"]},
-        },
-    }
+    policy = _policy({"clusterTolerations": case["tolerations"]})
     cluster = {
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",
