@@ -124,3 +124,21 @@ def test_the_taint_managers_decisions_are_karmadas() -> None:
     later = next(i for i, a in enumerate(answers) if a["decision"] == "after")
     wrong = {**answers[later], "seconds": answers[later]["seconds"] + 1}
     assert [i for i, _, _ in compare.compare_taints([cases[later]], [wrong])] == [0]
+
+
+def test_the_detector_chooses_the_policies_karmada_chooses() -> None:
+    """getHighestPriorityPropagationPolicy, then getHighestPriorityClusterPropagationPolicy (pkg/detector
+    compare.go), on 6,000 random unclaimed templates and policies: the same policy, or none, in fleetrules."""
+    made = subprocess.run(
+        [sys.executable, str(HERE / "cases.py"), "policies", str(COUNT), str(SEED)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cases = json.loads(made.stdout)
+    answers = json.loads((HERE / "policies.json").read_text())
+    assert len(cases) == len(answers) == COUNT
+    assert compare.compare_policies(cases, answers) == []
+    assert {a.split(" ")[0] for a in answers} == {"", "PropagationPolicy", "ClusterPropagationPolicy"}
+    chosen = next(i for i, a in enumerate(answers) if a.startswith("PropagationPolicy"))
+    assert compare.compare_policies([cases[chosen]], ["ClusterPropagationPolicy elsewhere"]) != []

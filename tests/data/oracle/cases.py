@@ -144,12 +144,54 @@ def taint_case(rng: random.Random) -> dict[str, Any]:
     return {"taints": taints, "tolerations": tolerations, "now": NOW}
 
 
+def _selectors(rng: random.Random, namespace: str | None) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(rng.randint(1, 2)):
+        kind = rng.choice([("apps/v1", "Deployment"), ("v1", "ConfigMap")])
+        selector: dict[str, Any] = {"apiVersion": kind[0], "kind": kind[1]}
+        if namespace is not None:  # as the mutating webhook sets a PropagationPolicy's
+            selector["namespace"] = namespace
+        elif rng.random() < 0.4:
+            selector["namespace"] = rng.choice(["n1", "n2"])
+        if rng.random() < 0.4:
+            selector["name"] = rng.choice(["a", "b"])
+        elif rng.random() < 0.5:
+            selector["labelSelector"] = {"matchLabels": {"app": rng.choice(["x", "y"])}}
+        out.append(selector)
+    return out
+
+
+def policy_case(rng: random.Random) -> dict[str, Any]:
+    """One choice of the detector: an unclaimed template (a Deployment or ConfigMap, by name, namespace and
+    label) and 0-4 PropagationPolicies and 0-3 ClusterPropagationPolicies with random selectors and priorities."""
+    kind = rng.choice([("apps/v1", "Deployment"), ("v1", "ConfigMap")])
+    meta: dict[str, Any] = {"name": rng.choice(["a", "b", "c"]), "namespace": rng.choice(["n1", "n2"])}
+    if rng.random() < 0.7:
+        meta["labels"] = {"app": rng.choice(["x", "y"])}
+    template = {"apiVersion": kind[0], "kind": kind[1], "metadata": meta}
+    pps, cpps = [], []
+    for name in rng.sample(["p1", "p2", "p3", "p4"], rng.randint(0, 4)):
+        namespace = rng.choice(["n1", "n2"])
+        spec: dict[str, Any] = {"resourceSelectors": _selectors(rng, namespace)}
+        if rng.random() < 0.4:
+            spec["priority"] = rng.choice([0, 1, 5])
+        pps.append({"metadata": {"name": name, "namespace": namespace}, "spec": spec})
+    for name in rng.sample(["c1", "c2", "c3"], rng.randint(0, 3)):
+        spec = {"resourceSelectors": _selectors(rng, None)}
+        if rng.random() < 0.4:
+            spec["priority"] = rng.choice([0, 1, 5])
+        cpps.append({"metadata": {"name": name}, "spec": spec})
+    return {"template": template, "propagationPolicies": pps, "clusterPropagationPolicies": cpps}
+
+
 def main() -> None:
-    """cases.py COUNT SEED: scheduling cases; cases.py taints COUNT SEED: the taint manager's decisions."""
+    """cases.py [taints|policies] COUNT SEED: scheduling cases, the taint manager's decisions, or the detector's
+    policy choices."""
     args = sys.argv[1:]
-    make = case
-    if args[0] == "taints":
-        args, make = args[1:], taint_case
+    makers = {"taints": taint_case, "policies": policy_case}
+    make = makers.get(args[0], case)
+    if args[0] in makers:
+        args = args[1:]
     count, seed = int(args[0]), int(args[1])
     rng = random.Random(seed)
     json.dump([make(rng) for _ in range(count)], sys.stdout, indent=None, separators=(",", ":"))

@@ -170,3 +170,34 @@ def compare_taints(
         if ours != theirs:
             out.append((i, ours, theirs))
     return out
+
+
+def policy_answer_of(case: dict[str, Any]) -> str:
+    """The policy fleetrules chooses for the case's template, in the oracle's words ("" for none)."""
+    objects = [
+        case["template"],
+        *(
+            {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy", **p}
+            for p in case["propagationPolicies"]
+        ),
+        *(
+            {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy", **p}
+            for p in case["clusterPropagationPolicies"]
+        ),
+    ]
+    result = evaluate(RuleSet((), {}), load_facts(objects=objects), controllers=CONTROLLERS)
+    if not result.placements:
+        return ""
+    (placement,) = result.placements
+    namespaced = "/" in (placement.policy or "")
+    return f"{'PropagationPolicy' if namespaced else 'ClusterPropagationPolicy'} {placement.policy}"
+
+
+def compare_policies(cases: list[dict[str, Any]], answers: list[str]) -> list[tuple[int, str, str]]:
+    """Each template fleetrules gives another policy than Karmada's detector: (index, ours, Karmada's)."""
+    out = []
+    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
+        ours = policy_answer_of(case)
+        if ours != theirs:
+            out.append((i, ours, theirs))
+    return out

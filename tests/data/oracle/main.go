@@ -1,7 +1,7 @@
 // The fleetrules oracle: Karmada's own generic scheduler (filter and score plugins, selection, assignment)
 // run on recorded cases. stdin: a JSON list of {clusters: [Cluster], spec: ResourceBindingSpec}; stdout: a JSON
 // list of {clusters: [TargetCluster]} or {error: "..."}, one per case. With the argument "taints": the taint
-// manager's eviction decision instead (taints.go).
+// manager's eviction decision instead (taints.go); "policies": the detector's policy choice (policies.go).
 package main
 
 import (
@@ -68,6 +68,10 @@ func main() {
 	klog.SetOutput(os.Stderr)
 	if len(os.Args) > 1 && os.Args[1] == "taints" {
 		taintDecisions()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "policies" {
+		policyChoices()
 		return
 	}
 	var cases []testCase

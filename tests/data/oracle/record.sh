@@ -13,10 +13,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git -C "$karmada" archive f8fdd02 go.mod go.sum pkg vendor | tar -x -C "$work"
 mkdir -p "$work/hack/oracle"
-cp "$here/main.go" "$here/taints.go" "$work/hack/oracle/"
+cp "$here/main.go" "$here/taints.go" "$here/policies.go" "$work/hack/oracle/"
+# the detector's policy choice is unexported: a file of this project's exports it in the scratch copy
+cp "$here/detector_export.go.txt" "$work/pkg/detector/zz_fleetrules_oracle.go"
 (cd "$work" && GOTOOLCHAIN=local GOFLAGS=-mod=vendor go build -o "$work/oracle" ./hack/oracle)
 python3 "$here/cases.py" "$count" "$seed" | "$work/oracle" 2>/dev/null > "$here/answers.json.tmp"
 mv "$here/answers.json.tmp" "$here/answers.json"
 python3 "$here/cases.py" taints "$count" "$seed" | "$work/oracle" taints > "$here/taints.json.tmp"
 mv "$here/taints.json.tmp" "$here/taints.json"
-echo "$count cases (seed $seed) answered by Karmada f8fdd02: $here/answers.json, $here/taints.json"
+python3 "$here/cases.py" policies "$count" "$seed" | "$work/oracle" policies > "$here/policies.json.tmp"
+mv "$here/policies.json.tmp" "$here/policies.json"
+echo "$count cases (seed $seed) of each answered by Karmada f8fdd02: answers.json, taints.json, policies.json"
