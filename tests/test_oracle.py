@@ -142,3 +142,23 @@ def test_the_detector_chooses_the_policies_karmada_chooses() -> None:
     assert {a.split(" ")[0] for a in answers} == {"", "PropagationPolicy", "ClusterPropagationPolicy"}
     chosen = next(i for i, a in enumerate(answers) if a.startswith("PropagationPolicy"))
     assert compare.compare_policies([cases[chosen]], ["ClusterPropagationPolicy elsewhere"]) != []
+
+
+def test_the_webhook_refuses_what_karmadas_refuses_in_its_words(tmp_path: Path) -> None:
+    """The PropagationPolicy webhooks (mutating defaults, then validation.ValidatePropagationSpec) on 6,000 random
+    policies: fleetrules refuses the same ones, and says each of Karmada's reasons in Karmada's words."""
+    made = subprocess.run(
+        [sys.executable, str(HERE / "cases.py"), "webhook", str(COUNT), str(SEED)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cases = json.loads(made.stdout)
+    answers = json.loads((HERE / "webhook.json").read_text())
+    assert len(cases) == len(answers) == COUNT
+    assert compare.compare_webhook(cases, answers, tmp_path) == []
+    refused = sum(1 for a in answers if a)
+    assert COUNT / 4 < refused < COUNT * 3 / 4
+    admitted = next(i for i, a in enumerate(answers) if not a)
+    wrong = [{"field": "spec", "detail": "no", "error": "spec: no"}]
+    assert [how for _, how, _, _ in compare.compare_webhook([cases[admitted]], [wrong], tmp_path)] == ["admission"]

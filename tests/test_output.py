@@ -174,7 +174,10 @@ def test_a_snapshot_read_once_still_shows_the_line_of_a_policys_error(tmp_path: 
     )
     result = CliRunner().invoke(main, ["eval", str(tmp_path / "snap.yaml")])
     assert result.exit_code == 2
-    assert "error: maxGroups lower than minGroups is not allowed" in result.stderr
+    assert (  # ValidateSpreadConstraint's words, the value as the API server prints it
+        "snap.yaml:9:7: error: spec.placement.spreadConstraints[0]: Invalid value: "
+        '{"spreadByField":"cluster","maxGroups":1,"minGroups":3}: maxGroups lower than minGroups is not allowed'
+    ) in result.stderr
     assert "   9 |     - {spreadByField: cluster, maxGroups: 1, minGroups: 3}" in result.stderr
 
 

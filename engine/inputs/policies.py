@@ -348,10 +348,18 @@ class _Converter:
             )
             if toleration is not None:
                 stmts.append(toleration)
-        for i, sc in enumerate(placement.get("spreadConstraints") or []):
-            stmts += self.spread(
+        spreads: list[ast.PolicyStmt] = []
+        before = len(self.problems)
+        raw_spreads = placement.get("spreadConstraints") or []
+        for i, sc in enumerate(raw_spreads):
+            spreads += self.spread(
                 self.mapping(sc, placement, f"spreadConstraints[{i}]"), f"spec.placement.spreadConstraints[{i}]"
             )
+        if not any(p.is_error for p in self.problems[before:]):  # the CRD admitted them: the webhook's turn
+            problems = _spread_problems(raw_spreads)
+            for where, message in problems:  # at the constraint, or at the list for what is said of all
+                self.fail(raw_spreads if where.endswith("]") else placement, where, message)
+            stmts += [] if problems else spreads  # refused: none is evaluated (nor said wrong of again)
         if placement.get("replicaScheduling") is not None:
             rs = self.mapping(placement["replicaScheduling"], placement, "spec.placement.replicaScheduling")
             stmts += self.replica_scheduling(rs, "spec.placement.replicaScheduling")
@@ -499,15 +507,8 @@ class _Converter:
             where = f"{path}.spreadByField"
             self.fail(sc, where, f"Unsupported value: {json.dumps(by)}: supported values: {supported}")
             return []
-        # ValidateSpreadConstraint (pkg/util/validation/validation.go)
         if sc.get("spreadByLabel") and sc.get("spreadByField"):
-            self.fail(sc, path, "spreadByLabel should not co-exist with spreadByField")
-            return []
-        for key in ("minGroups", "maxGroups"):
-            number = sc.get(key)
-            if isinstance(number, int) and not isinstance(number, bool) and number < 0:
-                self.fail(sc, f"{path}.{key}", f"{key} lower than 0 is not allowed")
-                return []
+            return []  # refused by the webhook (_spread_problems)
         if sc.get("spreadByLabel"):
             self.warn(
                 sc, f"{path}.spreadByLabel", "spreadByLabel is not implemented by Karmada's scheduler; not evaluated"
@@ -562,11 +563,16 @@ class _Converter:
                 )
             grace = self.integer(block, "gracePeriodSeconds", f"{path}.gracePeriodSeconds", 32)
             purge = block.get("purgeMode") or "Gracefully"  # the CRD's default
+            refused = False
             if grace is not None and kind == "application" and DEPRECATED_PURGE_MODES.get(purge, purge) != "Gracefully":
                 # ValidateApplicationFailover
                 where = f"{path}.gracePeriodSeconds"
                 self.fail(block, where, f"Invalid value: {grace}: only takes effect when purgeMode is gracefully")
-            elif grace is not None:
+                refused = True
+            if grace is not None and kind == "application" and grace <= 0:
+                self.fail(block, f"{path}.gracePeriodSeconds", f"Invalid value: {grace}: must be greater than 0")
+                refused = True
+            if grace is not None and not refused:
                 stmts.append(ast.Grace(ast.Duration(grace, span=self.span(block)), span=self.span(block)))
             preservation = self.mapping(block.get("statePreservation"), block, f"{path}.statePreservation")
             for i, rule in enumerate(preservation.get("rules") or []):
@@ -594,6 +600,48 @@ def _field_selector_problem(expressions: Any) -> str | None:
         if operator not in ("In", "NotIn"):
             return f"unsupported operator {_go_quote(operator)}, must be In or NotIn"
     return None
+
+
+def _spread_problems(constraints: Any) -> list[tuple[str, str]]:
+    """ValidateSpreadConstraint (pkg/util/validation/validation.go) on the constraints as the mutating webhook
+    leaves them (SetDefaultSpreadConstraints: spreadByField cluster when neither field nor label is set,
+    minGroups 0 made 1): (path, message) of each of its errors, in its order and words, each value as the
+    API server prints it (JSON, Go's field order, empty fields left out)."""
+    if not isinstance(constraints, list) or not all(isinstance(c, dict) for c in constraints):
+        return []
+    shown: list[dict[str, Any]] = []
+    for c in constraints:
+        by, label = c.get("spreadByField") or "", c.get("spreadByLabel") or ""
+        low, high = c.get("minGroups") or 0, c.get("maxGroups") or 0
+        if not isinstance(low, int) or not isinstance(high, int) or isinstance(low, bool) or isinstance(high, bool):
+            return []  # the CRD's type error, said where the integer is read
+        entry = {"spreadByField": by or ("" if label else "cluster"), "spreadByLabel": label}
+        entry |= {"maxGroups": high, "minGroups": low or 1}
+        shown.append({k: v for k, v in entry.items() if v})
+    whole = "spec.placement.spreadConstraints"
+    listed = json.dumps(shown, separators=(",", ":"))
+    out: list[tuple[str, str]] = []
+    marked: dict[str, bool] = {}  # spreadByField → whether "multiple" was said of it
+    for i, c in enumerate(shown):
+        value = f"Invalid value: {json.dumps(c, separators=(',', ':'))}: "
+        by, low, high = c.get("spreadByField", ""), c.get("minGroups", 0), c.get("maxGroups", 0)
+        if by and c.get("spreadByLabel"):
+            out.append((f"{whole}[{i}]", value + "spreadByLabel should not co-exist with spreadByField"))
+        if low < 0:
+            out.append((f"{whole}[{i}]", value + "minGroups lower than 0 is not allowed"))
+        if high < 0:
+            out.append((f"{whole}[{i}]", value + "maxGroups lower than 0 is not allowed"))
+        if 0 < high < low:
+            out.append((f"{whole}[{i}]", value + "maxGroups lower than minGroups is not allowed"))
+        if by:
+            if marked.get(by) is False:
+                out.append((whole, f"Invalid value: {listed}: multiple {by} spread constraints are not allowed"))
+                marked[by] = True
+            marked.setdefault(by, False)
+    if marked and "cluster" not in marked:
+        detail = "the cluster spread constraint must be enabled in one of the constraints"
+        out.append((whole, f"Invalid value: {listed}: {detail} in case of SpreadByField is enabled"))
+    return out
 
 
 def _go_quote(value: Any) -> str:

@@ -184,11 +184,64 @@ def policy_case(rng: random.Random) -> dict[str, Any]:
     return {"template": template, "propagationPolicies": pps, "clusterPropagationPolicies": cpps}
 
 
+def webhook_case(rng: random.Random) -> dict[str, Any]:
+    """A PropagationPolicy's namespace and spec, each field as the CRD admits it (its defaults set), some valid and
+    some not as the webhook sees them: resource selectors of another namespace or without a name under
+    preemption, spread constraints (min above max, negative, twice by one field, by region without one by
+    cluster, by label and field at once), field selectors, cluster affinity terms, application failover."""
+    spec: dict[str, Any] = {"resourceSelectors": []}
+    for _ in range(rng.randint(1, 2)):
+        selector: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment"}
+        if rng.random() < 0.15:
+            selector["namespace"] = "other"
+        if rng.random() < 0.6:
+            selector["name"] = "w"
+        spec["resourceSelectors"].append(selector)
+    if rng.random() < 0.2:
+        spec["preemption"] = "Always"
+    placement: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        constraints = []
+        for _ in range(rng.randint(1, 2)):
+            constraint: dict[str, Any] = {}
+            if rng.random() < 0.9:
+                constraint["spreadByField"] = rng.choice(["cluster", "region", "zone", "provider"])
+            if rng.random() < 0.1 or "spreadByField" not in constraint:
+                constraint["spreadByLabel"] = "tier"
+            constraint["minGroups"] = rng.choice([-1, 0, 1, 2, 3])
+            if rng.random() < 0.7:
+                constraint["maxGroups"] = rng.choice([-1, 0, 1, 2, 3])
+            constraints.append(constraint)
+        placement["spreadConstraints"] = constraints
+    if rng.random() < 0.2:
+        key = rng.choice(["region", "zone", "provider", "country"])
+        op = rng.choice(["In", "NotIn", "Exists"])
+        placement["clusterAffinity"] = {
+            "fieldSelector": {"matchExpressions": [{"key": key, "operator": op, "values": ["r1"]}]}
+        }
+    if rng.random() < 0.15:
+        terms = [{"affinityName": rng.choice(["a", "b"]), "clusterNames": ["m1"]} for _ in range(rng.randint(1, 2))]
+        placement["clusterAffinities"] = terms
+    if placement:
+        spec["placement"] = placement
+    if rng.random() < 0.3:
+        purge = rng.choice(["Directly", "Gracefully", "Never"])
+        application: dict[str, Any] = {
+            "decisionConditions": {"tolerationSeconds": rng.choice([-1, 0, 60])},
+            "purgeMode": purge,
+        }
+        if rng.random() < 0.6:
+            application["gracePeriodSeconds"] = rng.choice([-5, 0, 10])
+        spec["failover"] = {"application": application}
+        spec["propagateDeps"] = rng.random() < 0.8
+    return {"namespace": "n", "spec": spec}
+
+
 def main() -> None:
-    """cases.py [taints|policies] COUNT SEED: scheduling cases, the taint manager's decisions, or the detector's
-    policy choices."""
+    """cases.py [taints|policies|webhook] COUNT SEED: scheduling cases, the taint manager's decisions, the
+    detector's policy choices, or the webhooks' admissions."""
     args = sys.argv[1:]
-    makers = {"taints": taint_case, "policies": policy_case}
+    makers = {"taints": taint_case, "policies": policy_case, "webhook": webhook_case}
     make = makers.get(args[0], case)
     if args[0] in makers:
         args = args[1:]

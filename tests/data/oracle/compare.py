@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
-from engine import Controllers, RuleSet, evaluate, load_facts
+from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules
 from engine.failover.controllers import failover_of, taint_eviction_due
 from engine.inputs.facts import parse_time
 
@@ -200,4 +202,49 @@ def compare_policies(cases: list[dict[str, Any]], answers: list[str]) -> list[tu
         ours = policy_answer_of(case)
         if ours != theirs:
             out.append((i, ours, theirs))
+    return out
+
+
+def webhook_answer_of(case: dict[str, Any], folder: Path) -> tuple[str, ...]:
+    """fleetrules' errors on the case's PropagationPolicy, read as a policy file is (the webhook's refusals are
+    errors of the converter and of the checker)."""
+    policy = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "p", "namespace": case["namespace"]},
+        "spec": case["spec"],
+    }
+    path = folder / "policy.yaml"
+    path.write_text(json.dumps(policy))
+    try:
+        load_rules([path])
+    except RuleError as exc:
+        return tuple(sorted({d.message for d in exc.diagnostics if d.is_error}))
+    return ()
+
+
+def webhook_difference(ours: tuple[str, ...], theirs: list[dict[str, str]]) -> str:
+    """ "" when fleetrules refuses the policy as Karmada's webhook does: the same decision, each of Karmada's
+    reasons in one of fleetrules' errors (its words end them), and no error of fleetrules' that is none of them;
+    "admission" when one admits what the other refuses; "subset" when both refuse and fleetrules names some of
+    Karmada's reasons only; else "words"."""
+    if bool(ours) != bool(theirs):
+        return "admission"
+    details = {t["detail"] for t in theirs}
+    named = {d for d in details if any(m.endswith(d) for m in ours)}
+    if any(not any(m.endswith(d) for d in details) for m in ours):
+        return "words"
+    return "" if named == details else "subset"
+
+
+def compare_webhook(
+    cases: list[dict[str, Any]], answers: list[list[dict[str, str]]], folder: Path
+) -> list[tuple[int, str, tuple[str, ...], list[dict[str, str]]]]:
+    """Each policy fleetrules admits or refuses otherwise than Karmada's webhooks: (index, how, ours, Karmada's)."""
+    out = []
+    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
+        ours = webhook_answer_of(case, folder)
+        kind = webhook_difference(ours, theirs)
+        if kind:
+            out.append((i, kind, ours, theirs))
     return out

@@ -1,7 +1,8 @@
 // The fleetrules oracle: Karmada's own generic scheduler (filter and score plugins, selection, assignment)
 // run on recorded cases. stdin: a JSON list of {clusters: [Cluster], spec: ResourceBindingSpec}; stdout: a JSON
 // list of {clusters: [TargetCluster]} or {error: "..."}, one per case. With the argument "taints": the taint
-// manager's eviction decision instead (taints.go); "policies": the detector's policy choice (policies.go).
+// manager's eviction decision instead (taints.go); "policies": the detector's policy choice (policies.go);
+// "webhook": the PropagationPolicy webhooks' admission (webhook.go).
 package main
 
 import (
@@ -72,6 +73,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "policies" {
 		policyChoices()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "webhook" {
+		webhookDecisions()
 		return
 	}
 	var cases []testCase
