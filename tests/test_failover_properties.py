@@ -68,12 +68,17 @@ def test_events_file_errors(tmp_path: Path) -> None:
     path.write_text(
         "start: 2026-12-02T10:00:00Z\nevents:\n"
         "- at: soon\n  health: {binding: a, cluster: b}\n- at: 5m\n  explode: {}\n"
+        "- at: 5s\n  condition: {cluster: m1, type: Ready, status: maybe}\n"
+        "- at: 6s\n  ready: {cluster: m1, status: 'false'}\n"
     )
     with pytest.raises(FactError) as caught:
         load_events(path)
     text = str(caught.value)
     assert "events.yaml:3:7: error: events[0].at: expected a duration" in text
     assert "events.yaml:5:3: error: events[1]: an event is one of health, ready, taint, untaint" in text
+    # a condition's status is a metav1.ConditionStatus: anything else is refused where it stands (it was taken)
+    assert "events.yaml:8:49: error: events[2].condition.status: expected True, False, Unknown, found 'maybe'" in text
+    assert "events[3].ready.status: expected True, False, Unknown, found 'false'" in text
 
 
 def test_events_file_round_trip(tmp_path: Path) -> None:
@@ -242,18 +247,3 @@ def test_a_failed_eviction_is_said_once_and_a_new_targets_timer_starts_at_the_re
     failed = [e for e in entries if e.kind == "eviction-failed"]
     assert [(e.time, e.cluster) for e in failed] == [(T0 + dt.timedelta(seconds=242), "member2")]
     assert "has not yet been collected from Cluster(member2)" in str(failed[0].detail["error"])
-
-
-def test_an_events_status_is_checked(tmp_path: Path) -> None:
-    """A condition's status is a metav1.ConditionStatus, a workload's health a ResourceHealth: anything else is
-    refused where it stands (it was taken, and tainted nothing)."""
-    path = tmp_path / "events.yaml"
-    path.write_text(
-        "start: 2026-12-02T10:00:00Z\nevents:\n- at: 5s\n  condition: {cluster: m1, type: Ready, status: maybe}\n"
-        "- at: 6s\n  ready: {cluster: m1, status: 'false'}\n"
-    )
-    with pytest.raises(FactError) as caught:
-        load_events(path)
-    text = str(caught.value)
-    assert "events.yaml:4:49: error: events[0].condition.status: expected True, False, Unknown, found 'maybe'" in text
-    assert "events[1].ready.status: expected True, False, Unknown, found 'false'" in text

@@ -34,12 +34,15 @@ def _module(name: str) -> Any:
 compare = _module("compare")
 
 
+def _cases(*kind: str) -> list[dict[str, Any]]:
+    """The recorded cases of ``kind`` (none: the scheduler's), made again by cases.py from the seed."""
+    command = [sys.executable, str(HERE / "cases.py"), *kind, str(COUNT), str(SEED)]
+    return list(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
+
+
 @pytest.fixture(scope="module")
 def recorded() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    made = subprocess.run(
-        [sys.executable, str(HERE / "cases.py"), str(COUNT), str(SEED)], capture_output=True, text=True, check=True
-    )
-    cases = json.loads(made.stdout)
+    cases = _cases()
     answers = json.loads((HERE / "answers.json").read_text())
     assert len(cases) == len(answers) == COUNT
     return cases, answers
@@ -110,13 +113,7 @@ def test_the_taint_managers_decisions_are_karmadas() -> None:
     GetMatchingTolerations, GetMinTolerationTimeWithCurrentTime; tests/data/oracle/taints.go) on 6,000 random
     taints and tolerations: evict now, after how long, or never, the same in fleetrules (the tolerations read
     from a policy's clusterTolerations as a snapshot's are)."""
-    made = subprocess.run(
-        [sys.executable, str(HERE / "cases.py"), "taints", str(COUNT), str(SEED)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    cases = json.loads(made.stdout)
+    cases = _cases("taints")
     answers = json.loads((HERE / "taints.json").read_text())
     assert len(cases) == len(answers) == COUNT
     assert compare.compare_taints(cases, answers) == []
@@ -129,13 +126,7 @@ def test_the_taint_managers_decisions_are_karmadas() -> None:
 def test_the_detector_chooses_the_policies_karmada_chooses() -> None:
     """getHighestPriorityPropagationPolicy, then getHighestPriorityClusterPropagationPolicy (pkg/detector
     compare.go), on 6,000 random unclaimed templates and policies: the same policy, or none, in fleetrules."""
-    made = subprocess.run(
-        [sys.executable, str(HERE / "cases.py"), "policies", str(COUNT), str(SEED)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    cases = json.loads(made.stdout)
+    cases = _cases("policies")
     answers = json.loads((HERE / "policies.json").read_text())
     assert len(cases) == len(answers) == COUNT
     assert compare.compare_policies(cases, answers) == []
@@ -147,13 +138,7 @@ def test_the_detector_chooses_the_policies_karmada_chooses() -> None:
 def test_the_webhook_refuses_what_karmadas_refuses_in_its_words(tmp_path: Path) -> None:
     """The PropagationPolicy webhooks (mutating defaults, then validation.ValidatePropagationSpec) on 6,000 random
     policies: fleetrules refuses the same ones, and says each of Karmada's reasons in Karmada's words."""
-    made = subprocess.run(
-        [sys.executable, str(HERE / "cases.py"), "webhook", str(COUNT), str(SEED)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    cases = json.loads(made.stdout)
+    cases = _cases("webhook")
     answers = json.loads((HERE / "webhook.json").read_text())
     assert len(cases) == len(answers) == COUNT
     assert compare.compare_webhook(cases, answers, tmp_path) == []
