@@ -293,3 +293,17 @@ def test_without_the_failover_gate_the_taints_are_as_the_snapshot_shows(tmp_path
             assert [t.effect for t in scheduler.clusters["m1"].taints] == effects
         finally:
             scheduler.close()
+
+
+def test_a_conditions_bad_time_is_said_once(tmp_path: Path) -> None:
+    """The conditions are read once, for the cluster controller's taints and for the policies alike."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n"
+        "status:\n  conditions: [{type: Ready, status: 'True', lastTransitionTime: yesterday}]\n"
+    )
+    with pytest.raises(FactError) as caught:
+        load_facts([path])
+    assert [d.message for d in caught.value.diagnostics] == [
+        "Cluster m1: status.conditions[0].lastTransitionTime: expected an RFC 3339 time, found 'yesterday'"
+    ]

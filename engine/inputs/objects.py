@@ -272,12 +272,12 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
     for i, raw in enumerate(r.sequence(status.get("conditions"), "status.conditions")):
         c = r.mapping(raw, f"status.conditions[{i}]")
         complete = complete or (c.get("type") == "CompleteAPIEnablements" and c.get("status") == "True")
+        changed = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
         if isinstance(c.get("type"), str) and isinstance(c.get("status"), str):
-            changed = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
             conditions.append(Condition(c["type"], c["status"], changed))
         if c.get("type") == "Ready":
             ready = r.string(c, "status", f"status.conditions[{i}]", required=True)
-            since = r.time(c, "lastTransitionTime", f"status.conditions[{i}]")
+            since = changed
             if ready not in ("True", "False", "Unknown"):
                 r.fail(f"status.conditions[{i}].status", f"expected True, False or Unknown, found {ready!r}")
     if status.get("conditions") is not None:  # a control plane's cluster: its controller's taints, at once
