@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.gates import ON
 from tests.helpers import binding, cluster, key, run, workload
 
@@ -195,7 +197,25 @@ def test_with_the_workload_affinity_gate_off_workload_terms_do_nothing() -> None
     assert any(p.unschedulable for p in on.placements) and not any(p.unschedulable for p in off.placements)
     assert not any(r.rule.startswith("workload-") for p in off.placements for rs in p.rejected.values() for r in rs)
     (said,) = [w for w in off.warnings if "WorkloadAffinity" in w.message]
-    assert said.message.startswith("policy flink-ha: workload affinity does nothing")
+    assert said.message.startswith("policy flink-ha: workload affinity and anti-affinity do nothing")
     assert said.message.endswith("evaluate with --controller feature-gates=WorkloadAffinity=true")
     assert said.span is not None and said.span.line == 21
     assert not any("WorkloadAffinity" in w.message for w in on.warnings)
+
+
+@pytest.mark.parametrize(
+    ("terms", "said"),
+    [
+        ("prefer workload affinity by group weight 10", False),  # fleetrules' own preferred term: no gate of Karmada's
+        ("workload affinity by group within region", False),  # fleetrules' own topology term
+        ("prefer workload affinity by group weight 10\n  workload anti-affinity by group", True),  # Karmada's, second
+    ],
+)
+def test_the_gate_is_named_for_karmadas_terms_only(tmp_path: Path, terms: str, said: bool) -> None:
+    from engine import evaluate, load_facts, load_rules
+    from engine.failover.controllers import DEFAULT_CONTROLLERS
+
+    (tmp_path / "p.fr").write_text(policy(terms))
+    facts = load_facts(objects=[*CLUSTERS, workload("a", {"group": "g"})])
+    result = evaluate(load_rules([tmp_path / "p.fr"]), facts, controllers=DEFAULT_CONTROLLERS)
+    assert any("WorkloadAffinity feature gate" in w.message for w in result.warnings) is said

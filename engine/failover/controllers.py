@@ -150,16 +150,19 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
     out = []
 
     def policies_with(kind: Any, test: Callable[[Any], bool] = bool) -> list[tuple[str, Span]]:
-        return [(f"policy {p.name.value}", s.span) for p in policies for s in p.of_type(kind)[:1] if test(s)]
+        found = ((p, next((s for s in p.of_type(kind) if test(s)), None)) for p in policies)
+        return [(f"policy {p.name.value}", s.span) for p, s in found if s is not None]
 
     preempting = policies_with(ast.Preemption, lambda s: s.mode.value == "always")
     if preempting and not controllers.policy_preemption:
         does = "preemption Always takes nothing (a workload another policy claims stays with it)"
         off, on = "the PolicyPreemption feature gate (alpha) is off", "--controller feature-gates=PolicyPreemption=true"
         out.append(gate_note([n for n, _ in preempting], does, off, on, preempting[0][1]))
-    grouped = policies_with(ast.WorkloadTerm)
+    # Karmada's terms (required, by cluster); fleetrules' preferred and `within` terms are its own and act regardless
+    grouped = policies_with(ast.WorkloadTerm, lambda s: not s.preferred and s.topology is None)
     if grouped and not controllers.workload_affinity:
-        does = "workload affinity does nothing (the detector records no groups, the scheduler has no affinity plugin)"
+        does = "workload affinity and anti-affinity do nothing (the detector records no groups, the scheduler has "
+        does += "no affinity plugin)"
         off, on = "the WorkloadAffinity feature gate (alpha) is off", "--controller feature-gates=WorkloadAffinity=true"
         out.append(gate_note([n for n, _ in grouped], does, off, on, grouped[0][1]))
     components = [f"binding {b.key}" for b in facts.bindings if b.components]
