@@ -207,11 +207,11 @@ def test_with_the_workload_affinity_gate_off_workload_terms_do_nothing() -> None
     ("terms", "said"),
     [
         ("prefer workload affinity by group weight 10", False),  # fleetrules' own preferred term: no gate of Karmada's
-        ("workload affinity by group within region", False),  # fleetrules' own topology term
+        ("workload affinity by group within region", True),  # fleetrules' topology term reads the same groups
         ("prefer workload affinity by group weight 10\n  workload anti-affinity by group", True),  # Karmada's, second
     ],
 )
-def test_the_gate_is_named_for_karmadas_terms_only(tmp_path: Path, terms: str, said: bool) -> None:
+def test_the_gate_is_named_for_the_terms_it_turns_off(tmp_path: Path, terms: str, said: bool) -> None:
     from engine import evaluate, load_facts, load_rules
     from engine.failover.controllers import DEFAULT_CONTROLLERS
 

@@ -158,8 +158,9 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
         does = "preemption Always takes nothing (a workload another policy claims stays with it)"
         off, on = "the PolicyPreemption feature gate (alpha) is off", "--controller feature-gates=PolicyPreemption=true"
         out.append(gate_note([n for n, _ in preempting], does, off, on, preempting[0][1]))
-    # Karmada's terms (required, by cluster); fleetrules' preferred and `within` terms are its own and act regardless
-    grouped = policies_with(ast.WorkloadTerm, lambda s: not s.preferred and s.topology is None)
+    # the required terms (Karmada's, and fleetrules' `within` ones, which read the same groups); preferred terms
+    # are fleetrules' own, read the workloads' labels, and act whatever the gate
+    grouped = policies_with(ast.WorkloadTerm, lambda s: not s.preferred)
     if grouped and not controllers.workload_affinity:
         does = "workload affinity and anti-affinity do nothing (the detector records no groups, the scheduler has "
         does += "no affinity plugin)"
