@@ -718,3 +718,24 @@ def test_state_preservation_at_karmadas_defaults_is_said_once() -> None:
     assert eviction.task is not None and not eviction.task.preserved_label_state
     (said,) = [w.message for w in result.warnings if "StatefulFailoverInjection" in w.message]
     assert said.startswith("policy ") and "statePreservation keeps nothing" in said
+
+
+def test_a_reconcile_starts_the_timers_of_every_binding_it_walks() -> None:
+    """Two rescheduled bindings, each Unhealthy on its target: the first already past its toleration (due), the
+    second just seen. The reconcile reports the due one and still starts the second's timer (stopping at the
+    first due binding left it unstarted until some later moment)."""
+    from engine.failover.controllers import Failover, reconcile_application_failover
+
+    bindings = {}
+    for name in ("a", "b"):
+        statuses = (ClusterStatus("member1", "Unhealthy", {"jobStatus": {}}, T0),)
+        binding = Binding(
+            "ns", name, "FlinkDeployment", clusters=(TargetCluster("member1"),), aggregated_status=statuses
+        )
+        bindings[binding.key] = binding
+    failover = Failover(app=True, toleration_seconds=60)
+    world = World(T0 + dt.timedelta(seconds=61), {}, Bindings(bindings), dict.fromkeys(bindings, failover))
+    first, second = sorted(bindings)
+    world.health_since[(first, "member1")] = T0  # Unhealthy since T0: due
+    assert reconcile_application_failover(world, bindings)
+    assert world.unhealthy_since == {(first, "member1"): T0, (second, "member1"): world.now}

@@ -497,6 +497,16 @@ def application_failover(world: World, keys: Iterable[str] | None = None) -> Ite
                 yield key, status.cluster, True, why
 
 
+def reconcile_application_failover(world: World, keys: Iterable[str]) -> bool:
+    """The application failover controller's reconcile of the bindings ``keys`` (updated in this step): their
+    timers of workloads Unhealthy on new targets start now. Whether one of them is due already (it is evicted at
+    the next reconcile). Every binding is walked: the timers are started as the walk goes."""
+    due = False
+    for _ in application_failover(world, keys):
+        due = True
+    return due
+
+
 def _tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
     return (
         toleration["effect"] in ("", taint.effect)

@@ -21,7 +21,6 @@ from engine.failover.controllers import (
     Controllers,
     RuleEviction,
     World,
-    application_failover,
     binding_controller,
     fail_over,
     failover_gate_notes,
@@ -31,6 +30,7 @@ from engine.failover.controllers import (
     new_clusters_healthy,
     next_taint_resync,
     no_execute_tainted,
+    reconcile_application_failover,
     taint_eviction_due,
     task_timeout,
 )
@@ -210,7 +210,7 @@ class Simulator:
         # the application failover controller reconciles every binding updated in this step at once (its timers
         # of workloads Unhealthy on new targets start now); one already due is evicted at its next reconcile
         changed, world.bindings.changed = world.bindings.changed, set()
-        self._due_now = any(True for _ in application_failover(world, changed))
+        self._due_now = reconcile_application_failover(world, changed)
 
     def schedule_triggered(self) -> None:
         """Before the first step: the scheduled bindings the scheduler would run now (Scheduler.why_run:
@@ -271,7 +271,7 @@ class Simulator:
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
                 if isinstance(due, dt.datetime):
                     times.append(due)  # the taint manager evicts at the trigger time itself
-                elif due is True and not any(f[:2] == (key, name) for f in world.failing):
+                elif due is True and not any(failed[:2] == (key, name) for failed in world.failing):
                     # placed there after this moment's sweep: the cluster's next resync evicts it (an eviction
                     # that failed is retried when what it read changes, which is an event: fail_over's _once)
                     times.append(next_taint_resync(world.clusters[name], world.now))
