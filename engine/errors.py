@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -125,6 +125,12 @@ def render(diagnostic: Diagnostic, sources: Mapping[str, str] | None = None) -> 
     gutter = f"{span.line:>4} | "
     caret = " " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" + "~" * (width - 1)
     return f"{head}\n{gutter}{line}\n{caret}"
+
+
+def listed(items: Sequence[str], limit: int) -> str:
+    """The first ``limit`` of ``items`` joined with commas, and how many more there are (``a, b and 3 more``)."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

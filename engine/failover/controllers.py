@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.compile.policies import tolerations
-from engine.errors import Diagnostic, Span, warning
+from engine.errors import Diagnostic, Span, listed, warning
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, rfc3339
+from engine.inputs.matching import taint_changes
 from engine.kube import gojson, gotime
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
@@ -137,9 +138,8 @@ DEFAULT_CONTROLLERS = Controllers()
 def gate_note(what: Sequence[str], does: str, off: str, turn_on: str, span: Span | None = None) -> Diagnostic:
     """One warning for one feature gate (or flag) ``off`` as Karmada ships it that the inputs use: ``what`` uses it
     (the first three named), what that does without it, and the ``--controller`` settings that turn it on."""
-    shown = ", ".join(what[:3]) + (f" and {len(what) - 3} more" if len(what) > 3 else "")
     message = (
-        f"{shown}: {does}: {off}, as Karmada ships it (v1.18, v1.19); if your control plane turns it on, "
+        f"{listed(what, 3)}: {does}: {off}, as Karmada ships it (v1.18, v1.19); if your control plane turns it on, "
         f"evaluate with {turn_on}"
     )
     return warning(message, span) if span is not None else warning(message, subject="feature gates")
@@ -185,14 +185,13 @@ def _taint_policy_changes(shown: Sequence[Cluster], tainted: Sequence[Cluster]) 
     """The clusters whose taints the ClusterTaintPolicy controller changes from what the snapshot shows."""
     changed = []
     for before, after in zip(shown, tainted, strict=True):
-        old, new = {(t.key, t.effect) for t in before.taints}, {(t.key, t.effect) for t in after.taints}
-        if old != new:
-            change = [f"+{k}:{e}" for k, e in sorted(new - old)] + [f"-{k}:{e}" for k, e in sorted(old - new)]
+        added, removed = taint_changes(before, after)
+        if added or removed:
+            change = [f"+{k}:{e}" for k, e in added] + [f"-{k}:{e}" for k, e in removed]
             changed.append(f"{after.name} ({', '.join(change)})")
-    shown_names = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
     message = (
         f"the ClusterTaintPolicies change the taints of {len(changed)} cluster(s) the snapshot shows, as their "
-        f"controller does at once for the conditions the clusters report: {shown_names}"
+        f"controller does at once for the conditions the clusters report: {listed(changed, 3)}"
     )
     return warning(message, subject="ClusterTaintPolicy")
 

@@ -36,7 +36,7 @@ from engine.failover.controllers import (
 )
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import Cluster, ClusterStatus, Condition, Taint, TargetCluster, scheduling_taints
-from engine.inputs.matching import taint_by_policies
+from engine.inputs.matching import taint_by_policies, taint_changes
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.reschedule import waits_for_the_workload
@@ -325,10 +325,9 @@ def _with_condition(
 
 def _taint_changes(now: dt.datetime, before: Cluster, after: Cluster) -> list[Entry]:
     """What the ClusterTaintPolicy controller added and removed, as timeline entries."""
-    old = {(t.key, t.effect) for t in before.taints}
-    new = {(t.key, t.effect) for t in after.taints}
+    added, removed = taint_changes(before, after)
     by = {"by": "ClusterTaintPolicy"}
     return [
-        *(Entry(now, EntryKind.TAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in sorted(new - old)),
-        *(Entry(now, EntryKind.UNTAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in sorted(old - new)),
+        *(Entry(now, EntryKind.TAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in added),
+        *(Entry(now, EntryKind.UNTAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in removed),
     ]

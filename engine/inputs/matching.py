@@ -106,3 +106,9 @@ def taint_by_policies(cluster: Cluster, policies: Sequence[TaintPolicy], now: dt
     if taints == list(cluster.taints) or any(cluster_taint_problem(t) for t in taints if t not in cluster.taints):
         return cluster  # unchanged, or the cluster's webhook refuses the update (and the cluster stays as it was)
     return replace(cluster, taints=tuple(taints))
+
+
+def taint_changes(before: Cluster, after: Cluster) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (key, effect) of the taints ``after`` has and ``before`` had not, and of those it no longer has, sorted."""
+    old, new = {(t.key, t.effect) for t in before.taints}, {(t.key, t.effect) for t in after.taints}
+    return sorted(new - old), sorted(old - new)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from engine.errors import listed
 from engine.render.diff import plural
 from engine.render.sarif import Finding, log
 from engine.review.resilience import FAILURES, Change, Impact, Move, ranked
@@ -26,9 +27,8 @@ def row(i: Impact) -> tuple[str, ...]:
     )
 
 
-def _list(items: Sequence[str], limit: int = 5) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+def _list(items: Sequence[str]) -> str:
+    return listed(items, 5)
 
 
 def headline(impacts: Sequence[Impact]) -> str:

@@ -22,7 +22,7 @@ from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
 from engine.compile.encoding import Groups
 from engine.compile.policies import affinity_terms, groups, spread_facts, tolerations
-from engine.errors import Diagnostic, warning
+from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.inputs.matching import cluster_matches
 from engine.results import Placement, Reason, histogram
@@ -813,7 +813,7 @@ class Scheduler:
         live = [c for c in self.facts.clusters if not c.deleting]
         unreported = [c.name for c in live if c.api_enablements is None]
         if unreported and any(b.api_version and self.binding_policy.get(b.key) for b in self.facts.bindings):
-            names = ", ".join(unreported[:5]) + (f" and {len(unreported) - 5} more" if len(unreported) > 5 else "")
+            names = listed(unreported, 5)
             message = (
                 f"clusters without status.apiEnablements ({names}) are taken to serve every API; Karmada's "
                 "APIEnablement filter places nothing new on a cluster whose APIs it does not know"
