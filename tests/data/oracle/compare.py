@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules
 from engine.failover.controllers import failover_of, taint_eviction_due
@@ -166,12 +167,18 @@ def compare_taints(
     cases: list[dict[str, Any]], answers: list[dict[str, Any]]
 ) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
     """Each taint manager decision fleetrules makes otherwise than Karmada: (index, ours, Karmada's)."""
-    out = []
-    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
-        ours = taint_answer_of(case)
-        if ours != theirs:
-            out.append((i, ours, theirs))
-    return out
+    return _unequal(cases, answers, taint_answer_of)
+
+
+A = TypeVar("A")
+
+
+def _unequal(
+    cases: list[dict[str, Any]], answers: list[A], answer_of: Callable[[dict[str, Any]], A]
+) -> list[tuple[int, A, A]]:
+    """(index, fleetrules' answer, Karmada's) of each case the two answer otherwise."""
+    ours = ((i, answer_of(case), theirs) for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)))
+    return [(i, mine, theirs) for i, mine, theirs in ours if mine != theirs]
 
 
 def policy_answer_of(case: dict[str, Any]) -> str:
@@ -197,12 +204,7 @@ def policy_answer_of(case: dict[str, Any]) -> str:
 
 def compare_policies(cases: list[dict[str, Any]], answers: list[str]) -> list[tuple[int, str, str]]:
     """Each template fleetrules gives another policy than Karmada's detector: (index, ours, Karmada's)."""
-    out = []
-    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
-        ours = policy_answer_of(case)
-        if ours != theirs:
-            out.append((i, ours, theirs))
-    return out
+    return _unequal(cases, answers, policy_answer_of)
 
 
 def webhook_answer_of(case: dict[str, Any], folder: Path) -> tuple[str, ...]:
