@@ -739,3 +739,11 @@ def test_a_reconcile_starts_the_timers_of_every_binding_it_walks() -> None:
     world.health_since[(first, "member1")] = T0  # Unhealthy since T0: due
     assert reconcile_application_failover(world, bindings)
     assert world.unhealthy_since == {(first, "member1"): T0, (second, "member1"): world.now}
+
+
+def test_a_bad_control_plane_variable_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FLEETRULES_CONTROLLER is read as --controller is, and a bad item in it is named with the variable."""
+    monkeypatch.setenv("FLEETRULES_CONTROLLER", "feature-gates=Bogus=true")
+    result = CliRunner().invoke(main, _tainted(tmp_path))
+    assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert "FLEETRULES_CONTROLLER: 'feature-gates=Bogus=true': expected feature-gates=NAME=true|false" in result.stderr
