@@ -250,7 +250,9 @@ def test_unschedulable_bindings_kept_so_give_the_sweep_it_gives_deciding_each_ag
 
     facts = load_facts(objects=fleets.SHAPES[shape](40, 400))
     rules = RuleSet((), {})
-    plan = scenarios(facts.clusters, ["no-execute", "not-ready"]) + scenarios(facts.clusters, by="region")[:3]
+    plan = (
+        scenarios(facts.clusters, ["no-execute", "not-ready", "unhealthy"]) + scenarios(facts.clusters, by="region")[:3]
+    )
     impacts = []
     for keep in (True, False):
         base = Base(rules, facts, ON)
@@ -283,6 +285,76 @@ def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room() 
         assert scheduler.decide(d).unschedulable  # kept: nothing changed for it
         scheduler.restore(replace(c, clusters=()))  # orders-c leaves member3
         assert scheduler.decide(d).clusters == ("member3",)
+    finally:
+        scheduler.close()
+
+
+def test_a_peer_leaving_an_infeasible_cluster_keeps_the_binding_until_that_cluster_turns_feasible(
+    tmp_path: Path,
+) -> None:
+    """An anti-affinity peer leaving a cluster gives room only if the cluster is feasible: left while the cluster
+    is tainted, the unschedulable binding is kept (not decided again); the taint gone, it is decided, and placed
+    there (the kept binding no longer counts on that cluster being taken)."""
+    from dataclasses import replace
+
+    from engine.evaluate import scheduler_for
+    from engine.inputs.facts import Taint
+
+    # flink-ha without its preferred term, which reads placements (nothing is kept when a rule of the rule set does)
+    text = (EXAMPLES / "flink-ha" / "policy.fr").read_text()
+    (tmp_path / "policy.fr").write_text(text.replace("prefer workload anti-affinity", "# prefer"))
+    rules, facts = load_rules([tmp_path / "policy.fr"]), _flink_ha()[1]
+    scheduler = scheduler_for(rules, facts, controllers=ON)
+    try:
+        scheduler.keep_unschedulable = True
+        placed = {p.binding: p for p in scheduler.schedule_all()}
+        bindings = {b.key: b for b in facts.bindings}
+        d, c = bindings["streaming/orders-d-flinkdeployment"], bindings["streaming/orders-c-flinkdeployment"]
+        for key in (c.key, "streaming/orders-a-flinkdeployment", "streaming/orders-b-flinkdeployment"):
+            scheduler.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
+        kept = scheduler.decide(d)
+        assert kept.unschedulable and scheduler.decide(d) is kept
+        member3 = scheduler.clusters["member3"]
+        scheduler.update_cluster(replace(member3, taints=(Taint("maintenance", "", "NoSchedule"),)))
+        scheduler.restore(replace(c, clusters=()))  # orders-c leaves member3, which takes nothing new now
+        assert scheduler.decide(d) is kept
+        scheduler.update_cluster(member3)
+        assert scheduler.decide(d).clusters == ("member3",)
+    finally:
+        scheduler.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_shared_result_updated_from_what_changed_is_the_one_made_anew(seed: int) -> None:
+    """A policy's shared result after taints come and go (updated from the decisions that changed, engine
+    .schedule.scheduler._changed_clusters) is the one made from all its decisions afresh."""
+    import random
+    import sys
+    from dataclasses import replace
+
+    from engine.evaluate import scheduler_for
+    from engine.inputs.facts import Taint
+
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    import fleets
+
+    facts = load_facts(objects=fleets.SHAPES["regional"](40, 80))
+    scheduler = scheduler_for(RuleSet((), {}), facts, controllers=ON)
+    rng = random.Random(seed)
+    try:
+        names = sorted(scheduler.policies)
+        for _ in range(25):
+            cluster = scheduler.clusters[rng.choice(scheduler.candidates)]
+            effect = rng.choice(["NoSchedule", "NoExecute", None])
+            scheduler.update_cluster(replace(cluster, taints=(Taint("k", "", effect),) if effect else ()))
+            for name in rng.sample(names, 3):
+                updated = scheduler._shared(name, None)  # from the one cached before the change
+                del scheduler._shared_cache[(name, None, False)]
+                fresh = scheduler._shared(name, None)
+                scheduler._shared_cache[(name, None, False)] = updated  # the next change updates this one
+                assert updated.rejected.table == fresh.rejected.table and list(updated.rejected) == list(fresh.rejected)
+                assert tuple(updated.feasible) == tuple(fresh.feasible) and updated.by_cluster == fresh.by_cluster
+                assert updated.decisions == fresh.decisions and updated.exemptable == fresh.exemptable
     finally:
         scheduler.close()
 

@@ -236,6 +236,11 @@ class DurableProgram:
         self.reads: dict[str, frozenset[str]] = {
             anchor: frozenset().union(*(p.plan.reads for p in plans)) for anchor, plans in self.anchored.items()
         }
+        # fact type → the planned rules that read it (their answers are stale when one of its facts changes)
+        self.readers: dict[str, tuple[int, ...]] = defaultdict(tuple)
+        for i, compiled_plan in self.plans.items():
+            for fact_type in compiled_plan.plan.reads:
+                self.readers[fact_type] += (i,)
         self.name = f"fleetrules_{next(_NAMES)}"
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
@@ -318,8 +323,10 @@ class DurableSession:
         # computed when asked for, and kept until a fact they could depend on changes)
         self.index = FactIndex()
         self._changes: dict[str, int] = defaultdict(int)  # planned-read fact type → how often its facts changed
-        # by anchor type: (the stamp the answers are as of, the answers by anchor fact id)
-        self._planned: dict[str, tuple[int, dict[str, tuple[Decision, ...]]]] = {}
+        # by planned rule: its answers by anchor fact id, let go when a fact of a type it reads changes (a
+        # rule's answers outlive changes it does not read: a taint leaves a cluster statement's decisions as
+        # they were, the same objects, which the scheduler's shared results compare by identity)
+        self._planned: dict[int, dict[str, tuple[Decision, ...]]] = {}
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -330,8 +337,12 @@ class DurableSession:
         found = self._decisions.get(owner, ())
         if not self.program.plans:
             return found
-        planned = self._planned_decisions(owner)
+        planned = [d for part in self._planned_parts(owner) for d in part]
         return [*found, *planned] if planned else found
+
+    def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
+        found = self._decisions.get(owner)
+        return (tuple(found) if found else (), *(self._planned_parts(owner) if self.program.plans else ()))
 
     def revision(self, owner: str) -> int:
         revision = self._revision.get(owner, 0)
@@ -342,27 +353,30 @@ class DurableSession:
         """A number that changes whenever a fact the plans anchored on ``anchor_type`` read changes."""
         return sum(self._changes[t] for t in self.program.reads.get(anchor_type, ()))
 
-    def _planned_decisions(self, owner: str) -> tuple[Decision, ...]:
-        """What the planned rules decide about the binding (or policy scope) fact ``owner``, on the facts as
-        they are now; kept until a fact of a type those rules read changes (then every answer about a fact of
-        the owner's type is stale, and let go)."""
+    def _planned_parts(self, owner: str) -> tuple[tuple[Decision, ...], ...]:
+        """What each planned rule decides about the binding (or policy scope) fact ``owner``, on the facts as
+        they are now; each rule's answer kept (the same object) until a fact of a type that rule reads changes."""
         anchor = self._facts.get(owner)
-        if anchor is None or anchor["t"] not in self.program.reads:
+        if anchor is None:
             return ()
-        anchor_type = anchor["t"]
-        stamp = self._stamp(anchor_type)
-        at, answers = self._planned.get(anchor_type, (-1, {}))
-        if at != stamp:
-            answers = {}
-            self._planned[anchor_type] = (stamp, answers)
-        cached = answers.get(owner)
-        if cached is not None:
-            return cached
-        found: list[Decision] = []
-        for plan in self.program.anchored[anchor_type]:
-            planned_decisions(plan, anchor, self.index, found, self.explained)
-        out = answers[owner] = tuple(found)
-        return out
+        out = []
+        for plan in self.program.anchored.get(anchor["t"], ()):
+            answers = self._planned.get(plan.index)
+            if answers is None:
+                answers = self._planned[plan.index] = {}
+            found = answers.get(owner)
+            if found is None:
+                made: list[Decision] = []
+                planned_decisions(plan, anchor, self.index, made, self.explained)
+                found = answers[owner] = tuple(made) if made else ()
+            out.append(found)
+        return tuple(out)
+
+    def _changed(self, fact_type: str) -> None:
+        """A fact the plans read changed: the answers of the rules that read its type are stale."""
+        self._changes[fact_type] += 1
+        for index in self.program.readers.get(fact_type, ()):
+            self._planned.pop(index, None)
 
     def evictions(self) -> Sequence[Decision]:
         return tuple(self._evictions)
@@ -396,7 +410,7 @@ class DurableSession:
             self._facts[fact_id] = fact
             if fact_type in self.program.planned_types:
                 self.index.add(fact_type, fact_id, fact)
-                self._changes[fact_type] += 1
+                self._changed(fact_type)
             self._raise_errors()
             if fact_type in self.program.negated:
                 self._recheck_negations(fact_type, fact)
@@ -444,7 +458,7 @@ class DurableSession:
         fact_type = fact["t"]
         if fact_type in self.program.planned_types:
             self.index.remove(fact_type, fact_id, fact)
-            self._changes[fact_type] += 1
+            self._changed(fact_type)
         if fact_type in self.program.engine_types:
             with _LOCK:
                 for name in self.program.names:

@@ -244,6 +244,7 @@ class CompiledPlan:
     def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
         emitter = _Emitter(plan, rule, index)
         self.plan = plan
+        self.index = index  # the rule's index in the program
         self.source = emitter.source()
         self.lookups = tuple(emitter.lookups)
         self.nested = tuple(emitter.nested)

@@ -68,6 +68,11 @@ class Session(Protocol):
     def decisions(self, owner: str) -> Sequence[Decision]:
         """The reject and prefer decisions about the binding (or policy scope) fact ``owner``."""
 
+    def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
+        """The same decisions in parts, always as many and in the same order (the engine's, then each planned
+        rule's): a part stays the same object while its decisions do not change (shared results are updated
+        from the parts that changed alone)."""
+
     def revision(self, owner: str) -> int:
         """A number that changes whenever the decisions about ``owner`` change."""
 

@@ -192,7 +192,11 @@ class Simulator:
         world = self.world
         entries, evicted = fail_over(world, self._rule_evictions())
         self.entries += entries
-        for key in sorted(evicted | world.bindings.unplaced):
+        # the unplaced bindings, less those a sweep keeps unschedulable (Scheduler.kept), found at once
+        unplaced = world.bindings.unplaced
+        if self.engine.keep_unschedulable:
+            unplaced = unplaced - self.engine.kept_keys(world.bindings)
+        for key in sorted(evicted | unplaced):
             placement = self._schedule(key)
             if key in evicted:
                 self.after_failover[key] = placement

@@ -12,10 +12,10 @@ placements sound (see rules/workload_affinity.fr).
 from __future__ import annotations
 
 import heapq
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from engine.backend import Decision, DecisionKind, Program, Session
@@ -119,19 +119,29 @@ class Scheduler:
         self._scoped_user: dict[str, tuple[int, bool]] = {}
         self._user_rules = any(r.user for r in self.compiled.rules)
         self._termed = any(r.term is not None for r in self.compiled.rules)  # rules of clusterAffinities terms
-        # how often the facts of an owner (a binding's own facts) or of a group (NAMESPACE/GROUP: its members'
-        # placements) changed
-        self._changes: Counter[str] = Counter()
         # resilience sweeps: a binding left unschedulable is not decided again while its own facts, its groups'
         # placements and its policy's feasible clusters stay as they were (failures only take clusters away),
         # so it stays unschedulable (its FitError message, which sweeps do not show, may count fewer reasons)
         self.keep_unschedulable = False
         self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
-        self._group_names: dict[str, tuple[str, ...]] = {}  # binding key → NAMESPACE/GROUP of each of its groups
+        self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (_group_names_of)
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
         self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
-        self._unschedulable: dict[str, tuple[tuple[Any, ...], Binding, Placement]] = {}
+        # the bindings left unschedulable (keep_unschedulable), and what each waits on: an owner of facts (its
+        # binding's own) or a group (NAMESPACE/GROUP: its members' placements); a change of either drops them
+        self._waiting: dict[str, _Waiting] = {}
+        self._waiting_on: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._room: dict[tuple[int, int], tuple[object, object, bool]] = {}  # _more_room's answers by (then, now)
+        # the feasible clusters a waiting binding counts on, less clusters its anti-affinity group left, by (the
+        # feasible clusters before, the clusters left): shared by the group's members, and by groups alike
+        self._less: dict[tuple[int, frozenset[str]], tuple[object, tuple[frozenset[str], ...]]] = {}
+        self._placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
+        # other rules than the built-in ones read placements: what an unschedulable binding waits on is not known
+        self._reads_placements = bool(self.compiled.ungrouped & {"placement", "scheduled"})
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
+        # by the id of a part of a policy's decisions (Session.decision_parts): what the shared results read of it
+        self._infos: dict[int, _PartInfo] = {}
+        self._terms_of_parts: dict[tuple[int, str | None, int], tuple[object, object, Sequence[Decision]]] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
@@ -156,7 +166,7 @@ class Scheduler:
             self._retract_owned(owner, what)
         elif not facts:
             return
-        self._changes[owner] += 1
+        self._changed((OWNER, owner))
         if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
             self.owned[(owner, what)] = (facts, [self.session.assert_fact(fact_type, props) for props in facts])
 
@@ -281,8 +291,13 @@ class Scheduler:
         b = self.binding_facts[key]
         old = self.placement_ids.pop(key, [])
         if old or clusters:  # the placements its groups' rules read change
+            left = set(self._placed.get(key, ())).difference(clusters)
             for group in self._group_names_of(key):
-                self._changes[group] += 1
+                if group[0] == ANTI:
+                    self._freed(group, left)
+                else:
+                    self._changed(group)
+        self._placed[key] = tuple(clusters)
         for fact_id in reversed(old):
             self.session.retract(fact_id)
         ungrouped = self.compiled.ungrouped
@@ -330,32 +345,104 @@ class Scheduler:
         cached = self._shared_cache.get((policy, term, overflows))
         if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
             return cached
-        decisions = [d for d in self.session.decisions(scope) if self._counts(d, term)]
+        parts = self.session.decision_parts(scope)
+        if self._termed:
+            parts = tuple(self._part_for(part, term, None) for part in parts)
         if tiers:
-            rescued = {c for c, tier in tiers.items() if tier not in (0, NO_TIER)}  # in an overflow group
-            decisions = [
-                d for d in decisions if not (self.compiled.rules[d.rule].term == term and d.cluster in rescued)
-            ]
-        by_cluster: dict[str, list[Decision]] = defaultdict(list)
-        for d in decisions:
-            if d.kind is DecisionKind.REJECT:
-                by_cluster[d.cluster].append(d)
-        base = tuple(c for c in self.candidates if c not in by_cluster)
-        feasible = Subset(base, frozenset(base), set(), set())
+            rescued = frozenset(c for c, tier in tiers.items() if tier not in (0, NO_TIER))  # in an overflow group
+            parts = tuple(self._part_for(part, term, rescued) for part in parts)
+        infos = [self._part_info(part) for part in parts]
+        if cached is not None and cached.candidates is self.candidates and len(cached.parts) == len(parts):
+            by_cluster, rejected, feasible = self._changed_clusters(cached, parts, infos)
+        else:
+            by_cluster = {}
+            for info in infos:
+                for cluster, found in info.by_cluster.items():
+                    by_cluster[cluster] = [*by_cluster[cluster], *found] if cluster in by_cluster else found
+            rejected = Rejections({c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)})
+            base = tuple(c for c in self.candidates if c not in by_cluster)
+            feasible = Subset(base, frozenset(base), set(), set())
         shared = _Shared(
             term=term,
-            decisions=decisions,
+            decisions=list(chain.from_iterable(parts)),
+            parts=parts,
             revision=revision,
             candidates=self.candidates,
-            by_cluster=dict(by_cluster),
-            rejected=Rejections({c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)}),
+            by_cluster=by_cluster,
+            rejected=rejected,
             feasible=feasible,
             zero_scores=Constant(feasible, 0),
-            exemptable=[d for d in decisions if d.exempt],
-            prefers=any(d.kind is DecisionKind.PREFER for d in decisions),
+            exemptable=[d for info in infos for d in info.exemptable],
+            prefers=any(info.prefers for info in infos),
         )
         self._shared_cache[(policy, term, overflows)] = shared
         return shared
+
+    def _part_for(
+        self, part: Sequence[Decision], term: str | None, rescued: frozenset[str] | None
+    ) -> Sequence[Decision]:
+        """The decisions of ``part`` that count for the clusterAffinities term; with ``rescued``, less the term's own
+        rejections of the clusters of its overflow groups. Kept per part, so that an unchanged part stays one object."""
+        key = (id(part), term, id(rescued))
+        found = self._terms_of_parts.get(key)
+        if found is None or found[0] is not part or found[1] is not rescued:
+            if len(self._terms_of_parts) > 10_000:
+                self._terms_of_parts.clear()
+            rules = self.compiled.rules
+            if rescued is None:
+                kept = tuple(d for d in part if rules[d.rule].term in (None, term))
+            else:
+                kept = tuple(d for d in part if not (rules[d.rule].term == term and d.cluster in rescued))
+            found = self._terms_of_parts[key] = (part, rescued, kept)
+        return found[2]
+
+    def _part_info(self, part: Sequence[Decision]) -> _PartInfo:
+        """A part's rejections by cluster, its exemptable decisions, whether it prefers: once per part."""
+        found = self._infos.get(id(part))
+        if found is None or found.part is not part:
+            if len(self._infos) > 10_000:
+                self._infos.clear()
+            by_cluster: dict[str, list[Decision]] = {}
+            for d in part:
+                if d.kind is DecisionKind.REJECT:
+                    by_cluster.setdefault(d.cluster, []).append(d)
+            exemptable = [d for d in part if d.exempt]
+            prefers = any(d.kind is DecisionKind.PREFER for d in part)
+            found = self._infos[id(part)] = _PartInfo(part, by_cluster, exemptable, prefers)
+        return found
+
+    def _changed_clusters(
+        self, before: _Shared, parts: tuple[Sequence[Decision], ...], infos: list[_PartInfo]
+    ) -> tuple[dict[str, list[Decision]], Rejections, Subset]:
+        """A shared result's rejections and feasible clusters made anew from the one ``before`` and the parts of its
+        decisions that changed since (a planned rule's answer is the same object while nothing it reads changes, so
+        a failed cluster's taint changes the taint rule's part alone, and in it that cluster's decisions)."""
+        changed: set[str] = set()
+        for old, new in zip(before.parts, parts, strict=True):
+            if old is not new:
+                old_ids, new_ids = {id(d) for d in old}, {id(d) for d in new}
+                changed.update(d.cluster for d in new if id(d) not in old_ids and d.kind is DecisionKind.REJECT)
+                changed.update(d.cluster for d in old if id(d) not in new_ids and d.kind is DecisionKind.REJECT)
+        if not changed:
+            return before.by_cluster, before.rejected, before.feasible
+        by_cluster = dict(before.by_cluster)
+        now: dict[str, tuple[Reason, ...]] = {}
+        for cluster in changed:
+            found = [d for info in infos for d in info.by_cluster.get(cluster, ())]
+            if found:
+                by_cluster[cluster] = found
+                now[cluster] = self._sorted_reasons(found)
+            else:
+                by_cluster.pop(cluster, None)
+        table = before.rejected.table
+        if any((c in by_cluster) != (c in before.by_cluster) for c in changed):  # rejected clusters came or went
+            kept = {c: reasons for c, reasons in table.items() if c not in changed}
+            rejected = Rejections({c: now.get(c) or kept[c] for c in sorted(kept.keys() | now.keys())})
+            base = tuple(c for c in self.candidates if c not in by_cluster)
+            return by_cluster, rejected, Subset(base, frozenset(base), set(), set())
+        updated = dict(table)  # the same clusters, in the same order
+        updated.update(now)
+        return by_cluster, Rejections(updated), before.feasible
 
     def _overflow_tiers(self, policy: str, term: str | None) -> dict[str, int] | None:
         """getClusterOverflowOrder of every candidate, once per policy and term (enableOverflow): 0 for a
@@ -445,33 +532,105 @@ class Scheduler:
         reason the scheduler runs it (engine.schedule.reschedule.Trigger), recorded on the placement."""
         policy = self.binding_policy[binding.key]
         assert policy is not None
-        if self.keep_unschedulable:
-            kept = self.kept(binding)
-            if kept is not None:
-                return kept
-            placement = self._decide(binding, policy, why)
-            if placement.unschedulable and not placement.clusters:
-                self._unschedulable[binding.key] = (self._unchanged(binding, policy), binding, placement)
-            return placement
-        return self._decide(binding, policy, why)
+        if not self.keep_unschedulable:
+            return self._decide(binding, policy, why)
+        kept = self.kept(binding)
+        if kept is not None:
+            return kept
+        self._forget(binding.key)
+        placement = self._decide(binding, policy, why)
+        if placement.unschedulable and not placement.clusters and not self._reads_placements:
+            self._wait(binding, policy, placement)
+        return placement
 
+    # ------------------------------------------------------------ unschedulable bindings kept (resilience sweeps)
     def kept(self, binding: Binding) -> Placement | None:
         """With ``keep_unschedulable``: the placement of this very binding when it was left unschedulable, if
-        nothing since has given it room (``_no_more_room``); else None."""
-        kept = self._unschedulable.get(binding.key) if self.keep_unschedulable else None
-        if kept is None or kept[1] is not binding:
+        nothing since has given it room; else None."""
+        waiting = self._waiting.get(binding.key)
+        if waiting is None or waiting.binding is not binding or self._more_room(waiting):
             return None
-        policy = self.binding_policy[binding.key]
-        return kept[2] if policy is not None and _no_more_room(kept[0], self._unchanged(binding, policy)) else None
+        return waiting.placement
 
-    def _unchanged(self, binding: Binding, policy: ast.Policy) -> tuple[Any, ...]:
-        """What an unschedulable binding's decision depends on, when only the built-in rules read placements
-        (through the groups): its own facts, its groups' placements, its policy's feasible clusters per term.
-        When other rules read placements too, a value equal to none other (nothing is kept)."""
-        if self.compiled.ungrouped & {"placement", "scheduled"}:
-            return (None, object())  # never equal: decided every time
-        groups = tuple(self._changes[g] for g in self._group_names_of(binding.key))
+    def kept_keys(self, bindings: Mapping[str, Binding]) -> set[str]:
+        """The keys whose binding in ``bindings`` ``kept`` would answer for, found at once: a sweep's
+        unschedulable bindings are asked about at every step of every scenario."""
+        room: dict[tuple[str, bool, int], bool] = {}
+        out = set()
+        for key, waiting in self._waiting.items():
+            if bindings.get(key) is not waiting.binding:
+                continue
+            at = (waiting.policy, waiting.workload, id(waiting.feasible))
+            more = room.get(at)
+            if more is None:
+                more = room[at] = self._more_room(waiting)
+            if not more:
+                out.add(key)
+        return out
+
+    def _wait(self, binding: Binding, policy: ast.Policy, placement: Placement) -> None:
+        """Keep the unschedulable ``placement`` until the binding's own facts or its groups' placements change,
+        or its policy's feasible clusters grow."""
         workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+        name = policy.name.value
+        feasible = self._feasible_now(policy, workload)
+        on = ((OWNER, encoding.binding_owner(binding.key)), *self._group_names_of(binding.key))
+        self._waiting[binding.key] = _Waiting(binding, placement, name, workload, feasible, on)
+        for what in on:
+            self._waiting_on[what].add(binding.key)
+
+    def _forget(self, key: str) -> None:
+        waiting = self._waiting.pop(key, None)
+        if waiting is not None:
+            for what in waiting.on:
+                self._waiting_on[what].discard(key)
+
+    def _changed(self, what: tuple[str, str]) -> None:
+        """An owner's facts or an affinity group's placements changed: the bindings waiting on it may have room."""
+        for key in list(self._waiting_on.get(what, ())):
+            self._forget(key)
+
+    def _freed(self, group: tuple[str, str], left: set[str]) -> None:
+        """A member of an anti-affinity group left the clusters ``left`` (and may have taken others): more peers'
+        placements only take room away (WorkloadAntiAffinity rejects their clusters), fewer give room only on a
+        cluster left that is feasible now. A member waiting on the group is kept when none is, and counts on
+        the clusters left no more: were one to turn feasible later, its feasible clusters would have grown."""
+        if not left:
+            return
+        gone = frozenset(left)
+        for key in list(self._waiting_on.get(group, ())):
+            waiting = self._waiting[key]
+            now = self._feasible_now(self.policies[waiting.policy], waiting.workload)
+            if self._more_room(waiting) or not all(t.isdisjoint(gone) for t in now):
+                self._forget(key)
+                continue
+            found = self._less.get((id(waiting.feasible), gone))
+            if found is None or found[0] is not waiting.feasible:
+                if len(self._less) > 10_000:
+                    self._less.clear()
+                found = self._less[(id(waiting.feasible), gone)] = (
+                    waiting.feasible,
+                    tuple(t - gone for t in waiting.feasible),
+                )
+            self._waiting[key] = replace(waiting, feasible=found[1])
+
+    def _more_room(self, waiting: _Waiting) -> bool:
+        """Whether a term of the waiting binding's policy has a feasible cluster it did not have (failures only
+        take clusters away; answered once per pair of feasible sets)."""
+        then = waiting.feasible
+        now = self._feasible_now(self.policies[waiting.policy], waiting.workload)
+        if now is then:
+            return False
+        found = self._room.get((id(then), id(now)))
+        if found is None or found[0] is not then or found[1] is not now:
+            if len(self._room) > 10_000:
+                self._room.clear()
+            more = not all(n <= t for n, t in zip(now, then, strict=True))
+            found = self._room[(id(then), id(now))] = (then, now, more)
+        return found[2]
+
+    def _feasible_now(self, policy: ast.Policy, workload: bool) -> tuple[frozenset[str], ...]:
+        """The feasible clusters of each of the policy's terms, as its shared result has them now."""
         name = policy.name.value
         revision = self.session.revision(self.scope_ids[name])
         found = self._feasible_at.get((name, workload))
@@ -479,16 +638,16 @@ class Scheduler:
             terms = self._terms.get(name) or affinity_terms(policy)
             feasible = tuple(self._shared(name, t, workload).feasible.members for t in terms)
             found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
-        return (self._changes[encoding.binding_owner(binding.key)], groups, found[2])
+        return found[2]
 
-    def _group_names_of(self, key: str) -> tuple[str, ...]:
-        """NAMESPACE/GROUP of each workload affinity group of the binding (its binding fact's), made once."""
+    def _group_names_of(self, key: str) -> tuple[tuple[str, str], ...]:
+        """(AFFINITY or ANTI, NAMESPACE/GROUP) of each workload affinity group of the binding (its binding fact's),
+        made once."""
         names = self._group_names.get(key)
         if names is None:
             b = self.binding_facts[key]
-            names = self._group_names[key] = tuple(
-                f"{b['namespace']}/{g}" for g in (b["affinity_group"], b["anti_affinity_group"]) if g
-            )
+            groups = ((AFFINITY, b["affinity_group"]), (ANTI, b["anti_affinity_group"]))
+            names = self._group_names[key] = tuple((kind, f"{b['namespace']}/{g}") for kind, g in groups if g)
         return names
 
     def _decide(self, binding: Binding, policy: ast.Policy, why: str) -> Placement:
@@ -830,14 +989,24 @@ class Scheduler:
         return tuple(out)
 
 
+# what a binding left unschedulable waits on (Scheduler._wait): its own facts, its groups' placements
+OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
+
 # the TaintToleration filter's words before the taint (rules/taint_toleration.fr)
 UNTOLERATED = "cluster(s) had untolerated taint "
 
 
-def _no_more_room(then: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
-    """Whether a binding unschedulable ``then`` is so ``now``: its own facts and its groups' placements as they
-    were, and no term's feasible clusters more than they were (failures only take clusters away)."""
-    return then[:2] == now[:2] and (now[2] is then[2] or all(n <= t for n, t in zip(now[2], then[2], strict=True)))
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A binding left unschedulable in a sweep (Scheduler._wait): its placement, its policy's feasible clusters per
+    term then, and the owner and groups whose change drops it."""
+
+    binding: Binding
+    placement: Placement
+    policy: str
+    workload: bool
+    feasible: tuple[frozenset[str], ...]
+    on: tuple[tuple[str, str], ...]
 
 
 @dataclass
@@ -871,6 +1040,7 @@ class _Shared:
 
     term: str | None
     decisions: list[Decision]
+    parts: tuple[Sequence[Decision], ...]  # the decisions as the session's parts (Session.decision_parts)
     revision: int
     candidates: tuple[str, ...]
     by_cluster: dict[str, list[Decision]]
@@ -884,6 +1054,16 @@ class _Shared:
     selections: dict[tuple[Any, int, int], list[Candidate]] = field(default_factory=dict)
     # the whole attempt of a binding with no clusters and no decisions of its own, by what else it reads
     attempts: dict[tuple[Any, ...], _Attempt] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _PartInfo:
+    """What a shared result reads of one part of a policy's decisions (Scheduler._part_info)."""
+
+    part: Sequence[Decision]
+    by_cluster: dict[str, list[Decision]]  # the part's rejections of each cluster, in the part's order
+    exemptable: list[Decision]
+    prefers: bool
 
 
 def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:

@@ -169,6 +169,11 @@ class Rejections(Summarized):
     def __repr__(self) -> str:
         return repr(self._table)
 
+    @property
+    def table(self) -> Mapping[str, tuple[Reason, ...]]:
+        """The rejections as a plain mapping (read only)."""
+        return self._table
+
     def by_reason(self) -> dict[Reason, list[str]]:
         """Each reason's clusters, sorted by name."""
         if self._by_reason is None:
