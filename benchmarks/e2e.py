@@ -69,13 +69,15 @@ def review(shape: str, clusters: int, workloads: int) -> dict[str, float]:
             with path.open("w") as handle:
                 fleets.write(items, handle)
         out = Path(tmp) / "out"
-        return {
-            "eval": timed([*FLEETRULES, "eval", str(snapshot), "-o", "json"], out)[0],
-            "diff": timed(
-                [*FLEETRULES, "diff", "--base", str(base), "--head", str(head), "--facts", str(snapshot)], out
-            )[0],
-            "resilience": timed([*FLEETRULES, "resilience", str(snapshot), "-o", "json"], out)[0],
+        commands = {
+            "eval": [*FLEETRULES, "eval", str(snapshot), "-o", "json"],
+            "diff": [*FLEETRULES, "diff", "--base", str(base), "--head", str(head), "--facts", str(snapshot)],
+            "resilience": [*FLEETRULES, "resilience", str(snapshot), "-o", "json"],
         }
+        times = {}
+        for name, command in commands.items():
+            times[name], times[f"{name}_rss"] = timed(command, out)
+        return times
 
 
 def measure(shape: str, clusters: int, workloads: int, runs: int, every: bool) -> dict[str, Any]:
@@ -119,7 +121,9 @@ def main() -> None:
                 t = review(shape, c, w)
                 print(
                     f"{shape} {size}: eval {t['eval']:.2f} s; diff {t['diff']:.2f} s ({t['diff'] / t['eval']:.1f}x);"
-                    f" resilience N-1 {t['resilience']:.2f} s ({t['resilience'] / t['eval']:.1f}x)",
+                    f" resilience N-1 {t['resilience']:.2f} s ({t['resilience'] / t['eval']:.1f}x);"
+                    f" peak RSS MiB: eval {t['eval_rss']:.0f}, diff {t['diff_rss']:.0f},"
+                    f" resilience {t['resilience_rss']:.0f} (the largest of its processes)",
                     flush=True,
                 )
         return

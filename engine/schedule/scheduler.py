@@ -12,7 +12,7 @@ placements sound (see rules/workload_affinity.fr).
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
@@ -105,7 +105,8 @@ class Scheduler:
         self.session: Session = program.session(explanations)
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
-        self.placement_ids: dict[str, list[str]] = defaultdict(list)
+        # binding key → its placement facts, their ids, and the id of its ``scheduled`` marker
+        self.placement_ids: dict[str, tuple[list[dict[str, Any]], list[str], str | None]] = {}
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
         # (owner key, what) → the facts asserted for it and their ids
@@ -128,20 +129,21 @@ class Scheduler:
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
         self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
         # the bindings left unschedulable (keep_unschedulable), and what each waits on: an owner of facts (its
-        # binding's own) or a group (NAMESPACE/GROUP: its members' placements); a change of either drops them
+        # binding's own) or an affinity group (its members' placements), whose change drops them
         self._waiting: dict[str, _Waiting] = {}
         self._waiting_on: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self._room: dict[tuple[int, int], tuple[object, object, bool]] = {}  # _more_room's answers by (then, now)
-        # the feasible clusters a waiting binding counts on, less clusters its anti-affinity group left, by (the
-        # feasible clusters before, the clusters left): shared by the group's members, and by groups alike
-        self._less: dict[tuple[int, frozenset[str]], tuple[object, tuple[frozenset[str], ...]]] = {}
+        # each anti-affinity group's clusters (its members' placements, counted), and the groups whose clusters
+        # changed since their waiting members were checked (Scheduler._room)
+        self._occupied: dict[str, Counter[str]] = defaultdict(Counter)
+        self._moved: set[str] = set()
         self._placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
-        # other rules than the built-in ones read placements: what an unschedulable binding waits on is not known
-        self._reads_placements = bool(self.compiled.ungrouped & {"placement", "scheduled"})
+        # (policy, workload) → the feasible clusters per term its waiting bindings were last checked against
+        self._checked: dict[tuple[str, bool], tuple[frozenset[str], ...]] = {}
+        self._by_policy: dict[tuple[str, bool], set[str]] = defaultdict(set)  # (policy, workload) → waiting keys
+        # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
+        # unschedulable binding waits on is not known, and none is kept
+        self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
-        # by the id of a part of a policy's decisions (Session.decision_parts): what the shared results read of it
-        self._infos: dict[int, _PartInfo] = {}
-        self._terms_of_parts: dict[tuple[int, str | None, int], tuple[object, object, Sequence[Decision]]] = {}
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
@@ -159,16 +161,42 @@ class Scheduler:
     def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
         """Make ``facts`` the facts ``owner`` has for ``what``: unchanged ones stay asserted (explanations
         already given keep their facts), changed ones are retracted and asserted anew."""
-        owned = self.owned.get((owner, what))
-        if owned is not None:
-            if owned[0] == facts:
-                return
-            self._retract_owned(owner, what)
-        elif not facts:
+        owned = self.owned.pop((owner, what), None)
+        if owned is not None and owned[0] == facts:
+            self.owned[(owner, what)] = owned
+            return
+        if owned is None and not facts:
             return
         self._changed((OWNER, owner))
+        ids = self._replace(fact_type, *(owned or ([], [])), facts)
         if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
-            self.owned[(owner, what)] = (facts, [self.session.assert_fact(fact_type, props) for props in facts])
+            self.owned[(owner, what)] = (facts, ids)
+
+    def _replace(
+        self, fact_type: str, old: Sequence[dict[str, Any]], old_ids: Sequence[str], new: list[dict[str, Any]]
+    ) -> list[str]:
+        """Make the facts ``old`` (asserted as ``old_ids``) the facts ``new``: those in both stay asserted, the
+        others are retracted (in reverse order), then the new ones asserted (in order); the ids of ``new``. A
+        binding leaving one of its fifty clusters changes one fact, not a hundred."""
+        kept: list[str | None] = [None] * len(new)
+        try:  # facts alike by their values (the encoder makes a type's keys in one order), then compared whole
+            stay: dict[tuple[Any, ...], list[tuple[dict[str, Any], str]]] = {}
+            for props, fact_id in zip(old, old_ids, strict=True):
+                stay.setdefault(tuple(props.values()), []).append((props, fact_id))
+            for i, props in enumerate(new):
+                found = stay.get(tuple(props.values()))
+                if found and found[0][0] == props:
+                    kept[i] = found.pop(0)[1]
+        except TypeError:  # a list among the values: every fact anew
+            kept = [None] * len(new)
+        staying = set(kept)
+        for fact_id in reversed(old_ids):
+            if fact_id not in staying:
+                self.session.retract(fact_id)
+        return [
+            fact_id if fact_id is not None else self.session.assert_fact(fact_type, props)
+            for props, fact_id in zip(new, kept, strict=True)
+        ]
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
@@ -214,10 +242,6 @@ class Scheduler:
     def _taints(self, cluster: Cluster) -> None:
         taints = [encoding.taint(cluster.name, t) for t in cluster.taints]
         self._own(encoding.cluster_owner(cluster.name), "taints", "taint", taints)
-
-    def _retract_owned(self, owner: str, what: str) -> None:
-        for fact_id in self.owned.pop((owner, what), ([], []))[1]:
-            self.session.retract(fact_id)
 
     # ------------------------------------------------------------ incremental updates (simulation)
     def update_cluster(self, cluster: Cluster) -> None:
@@ -287,28 +311,31 @@ class Scheduler:
 
     # ------------------------------------------------------------ placements in the engine
     def _place(self, key: str, clusters: Sequence[str]) -> None:
-        """Replace the binding's placement facts: retract the old (marker first), assert the new (marker last)."""
+        """Replace the binding's placement facts: its ``scheduled`` marker retracted first and asserted last,
+        around the placements of the clusters it left and took (those of the clusters it keeps stay)."""
         b = self.binding_facts[key]
-        old = self.placement_ids.pop(key, [])
-        if old or clusters:  # the placements its groups' rules read change
-            left = set(self._placed.get(key, ())).difference(clusters)
+        old = self.placement_ids.pop(key, None)
+        if old is not None or clusters:  # the placements its groups' rules read change
             for group in self._group_names_of(key):
                 if group[0] == ANTI:
-                    self._freed(group, left)
+                    self._occupy(group[1], self._placed.get(key, ()), clusters)
                 else:
                     self._changed(group)
         self._placed[key] = tuple(clusters)
-        for fact_id in reversed(old):
-            self.session.retract(fact_id)
+        if old is not None and old[2] is not None:
+            self.session.retract(old[2])
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
+            for fact_id in reversed(old[1] if old is not None else ()):
+                self.session.retract(fact_id)
             return  # no rule could match its placements (saves a third of the engine's work at scale)
         targets = [self.clusters.get(name, name) for name in clusters]
         placements, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        ids = [self.session.assert_fact("placement", props) for props in placements]
+        ids = self._replace("placement", *(old[:2] if old is not None else ([], [])), placements)
+        marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
-            ids.append(self.session.assert_fact("scheduled", scheduled))
-        self.placement_ids[key] = ids
+            marker = self.session.assert_fact("scheduled", scheduled)
+        self.placement_ids[key] = (placements, ids, marker)
 
     def restore(self, binding: Binding) -> None:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
@@ -345,14 +372,19 @@ class Scheduler:
         cached = self._shared_cache.get((policy, term, overflows))
         if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
             return cached
-        parts = self.session.decision_parts(scope)
-        if self._termed:
-            parts = tuple(self._part_for(part, term, None) for part in parts)
-        if tiers:
-            rescued = frozenset(c for c, tier in tiers.items() if tier not in (0, NO_TIER))  # in an overflow group
-            parts = tuple(self._part_for(part, term, rescued) for part in parts)
-        infos = [self._part_info(part) for part in parts]
-        if cached is not None and cached.candidates is self.candidates and len(cached.parts) == len(parts):
+        raw = self.session.decision_parts(scope)
+        rescued = frozenset(c for c, tier in tiers.items() if tier not in (0, NO_TIER)) if tiers else None
+        same = cached is not None and cached.candidates is self.candidates and len(cached.raw) == len(raw)
+        parts: list[Sequence[Decision]] = []
+        infos: list[_PartInfo] = []
+        for i, part in enumerate(raw):
+            if same and cached is not None and cached.raw[i] is part:  # unchanged: what was read of it stands
+                parts.append(cached.parts[i])
+                infos.append(cached.infos[i])
+            else:
+                parts.append(self._part_for(part, term, rescued))
+                infos.append(_part_info(parts[-1]))
+        if same and cached is not None:
             by_cluster, rejected, feasible = self._changed_clusters(cached, parts, infos)
         else:
             by_cluster = {}
@@ -365,7 +397,9 @@ class Scheduler:
         shared = _Shared(
             term=term,
             decisions=list(chain.from_iterable(parts)),
-            parts=parts,
+            raw=raw,
+            parts=tuple(parts),
+            infos=tuple(infos),
             revision=revision,
             candidates=self.candidates,
             by_cluster=by_cluster,
@@ -382,37 +416,19 @@ class Scheduler:
         self, part: Sequence[Decision], term: str | None, rescued: frozenset[str] | None
     ) -> Sequence[Decision]:
         """The decisions of ``part`` that count for the clusterAffinities term; with ``rescued``, less the term's own
-        rejections of the clusters of its overflow groups. Kept per part, so that an unchanged part stays one object."""
-        key = (id(part), term, id(rescued))
-        found = self._terms_of_parts.get(key)
-        if found is None or found[0] is not part or found[1] is not rescued:
-            if len(self._terms_of_parts) > 10_000:
-                self._terms_of_parts.clear()
-            rules = self.compiled.rules
-            if rescued is None:
-                kept = tuple(d for d in part if rules[d.rule].term in (None, term))
-            else:
-                kept = tuple(d for d in part if not (rules[d.rule].term == term and d.cluster in rescued))
-            found = self._terms_of_parts[key] = (part, rescued, kept)
-        return found[2]
-
-    def _part_info(self, part: Sequence[Decision]) -> _PartInfo:
-        """A part's rejections by cluster, its exemptable decisions, whether it prefers: once per part."""
-        found = self._infos.get(id(part))
-        if found is None or found.part is not part:
-            if len(self._infos) > 10_000:
-                self._infos.clear()
-            by_cluster: dict[str, list[Decision]] = {}
-            for d in part:
-                if d.kind is DecisionKind.REJECT:
-                    by_cluster.setdefault(d.cluster, []).append(d)
-            exemptable = [d for d in part if d.exempt]
-            prefers = any(d.kind is DecisionKind.PREFER for d in part)
-            found = self._infos[id(part)] = _PartInfo(part, by_cluster, exemptable, prefers)
-        return found
+        rejections of the clusters of its overflow groups."""
+        if not self._termed and rescued is None:
+            return part
+        rules = self.compiled.rules
+        kept = tuple(d for d in part if rules[d.rule].term in (None, term))
+        return (
+            kept
+            if rescued is None
+            else tuple(d for d in kept if not (rules[d.rule].term == term and d.cluster in rescued))
+        )
 
     def _changed_clusters(
-        self, before: _Shared, parts: tuple[Sequence[Decision], ...], infos: list[_PartInfo]
+        self, before: _Shared, parts: list[Sequence[Decision]], infos: list[_PartInfo]
     ) -> tuple[dict[str, list[Decision]], Rejections, Subset]:
         """A shared result's rejections and feasible clusters made anew from the one ``before`` and the parts of its
         decisions that changed since (a planned rule's answer is the same object while nothing it reads changes, so
@@ -539,7 +555,7 @@ class Scheduler:
             return kept
         self._forget(binding.key)
         placement = self._decide(binding, policy, why)
-        if placement.unschedulable and not placement.clusters and not self._reads_placements:
+        if placement.unschedulable and not placement.clusters and not self._unkeepable:
             self._wait(binding, policy, placement)
         return placement
 
@@ -548,86 +564,91 @@ class Scheduler:
         """With ``keep_unschedulable``: the placement of this very binding when it was left unschedulable, if
         nothing since has given it room; else None."""
         waiting = self._waiting.get(binding.key)
-        if waiting is None or waiting.binding is not binding or self._more_room(waiting):
+        if waiting is None or waiting.binding is not binding:
             return None
-        return waiting.placement
+        self._recheck([(waiting.policy, waiting.workload)])
+        return waiting.placement if binding.key in self._waiting else None
 
     def kept_keys(self, bindings: Mapping[str, Binding]) -> set[str]:
         """The keys whose binding in ``bindings`` ``kept`` would answer for, found at once: a sweep's
         unschedulable bindings are asked about at every step of every scenario."""
-        room: dict[tuple[str, bool, int], bool] = {}
-        out = set()
-        for key, waiting in self._waiting.items():
-            if bindings.get(key) is not waiting.binding:
-                continue
-            at = (waiting.policy, waiting.workload, id(waiting.feasible))
-            more = room.get(at)
-            if more is None:
-                more = room[at] = self._more_room(waiting)
-            if not more:
-                out.add(key)
-        return out
+        self._recheck(list(self._by_policy))
+        return {key for key, waiting in self._waiting.items() if bindings.get(key) is waiting.binding}
 
     def _wait(self, binding: Binding, policy: ast.Policy, placement: Placement) -> None:
-        """Keep the unschedulable ``placement`` until the binding's own facts or its groups' placements change,
-        or its policy's feasible clusters grow."""
+        """Keep the unschedulable ``placement`` until its room may have grown: the binding's own facts or its
+        affinity group's placements change, or a feasible cluster of its policy that its anti-affinity group
+        does not hold is one it did not find so (``blocked``: those it found so, its own decisions rejected)."""
         workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
         name = policy.name.value
-        feasible = self._feasible_now(policy, workload)
-        on = ((OWNER, encoding.binding_owner(binding.key)), *self._group_names_of(binding.key))
-        self._waiting[binding.key] = _Waiting(binding, placement, name, workload, feasible, on)
-        for what in on:
+        groups = self._group_names_of(binding.key)
+        anti = next((g for kind, g in groups if kind == ANTI), None)
+        held = self._held_by(anti)
+        blocked = tuple(t.difference(held) for t in self._feasible_now(policy, workload))
+        on = ((OWNER, encoding.binding_owner(binding.key)), *(g for g in groups if g[0] != ANTI))
+        self._waiting[binding.key] = _Waiting(binding, placement, name, workload, blocked, anti, on)
+        for what in (*on, *(((ANTI, anti),) if anti is not None else ())):
             self._waiting_on[what].add(binding.key)
+        self._by_policy[(name, workload)].add(binding.key)
 
     def _forget(self, key: str) -> None:
         waiting = self._waiting.pop(key, None)
         if waiting is not None:
-            for what in waiting.on:
+            for what in (*waiting.on, *(((ANTI, waiting.anti),) if waiting.anti is not None else ())):
                 self._waiting_on[what].discard(key)
+            self._by_policy[(waiting.policy, waiting.workload)].discard(key)
 
     def _changed(self, what: tuple[str, str]) -> None:
         """An owner's facts or an affinity group's placements changed: the bindings waiting on it may have room."""
         for key in list(self._waiting_on.get(what, ())):
             self._forget(key)
 
-    def _freed(self, group: tuple[str, str], left: set[str]) -> None:
-        """A member of an anti-affinity group left the clusters ``left`` (and may have taken others): more peers'
-        placements only take room away (WorkloadAntiAffinity rejects their clusters), fewer give room only on a
-        cluster left that is feasible now. A member waiting on the group is kept when none is, and counts on
-        the clusters left no more: were one to turn feasible later, its feasible clusters would have grown."""
-        if not left:
-            return
-        gone = frozenset(left)
-        for key in list(self._waiting_on.get(group, ())):
-            waiting = self._waiting[key]
-            now = self._feasible_now(self.policies[waiting.policy], waiting.workload)
-            if self._more_room(waiting) or not all(t.isdisjoint(gone) for t in now):
-                self._forget(key)
-                continue
-            found = self._less.get((id(waiting.feasible), gone))
-            if found is None or found[0] is not waiting.feasible:
-                if len(self._less) > 10_000:
-                    self._less.clear()
-                found = self._less[(id(waiting.feasible), gone)] = (
-                    waiting.feasible,
-                    tuple(t - gone for t in waiting.feasible),
-                )
-            self._waiting[key] = replace(waiting, feasible=found[1])
+    def _occupy(self, group: str, before: Sequence[str], after: Sequence[str]) -> None:
+        """A member of the anti-affinity group moved from the clusters ``before`` to ``after``."""
+        occupied = self._occupied[group]
+        occupied.update(after)
+        occupied.subtract(before)
+        for cluster in set(before).difference(after):
+            if occupied[cluster] <= 0:
+                del occupied[cluster]
+        if self._waiting_on.get((ANTI, group)):
+            self._moved.add(group)
 
-    def _more_room(self, waiting: _Waiting) -> bool:
-        """Whether a term of the waiting binding's policy has a feasible cluster it did not have (failures only
-        take clusters away; answered once per pair of feasible sets)."""
-        then = waiting.feasible
-        now = self._feasible_now(self.policies[waiting.policy], waiting.workload)
-        if now is then:
-            return False
-        found = self._room.get((id(then), id(now)))
-        if found is None or found[0] is not then or found[1] is not now:
-            if len(self._room) > 10_000:
-                self._room.clear()
-            more = not all(n <= t for n, t in zip(now, then, strict=True))
-            found = self._room[(id(then), id(now))] = (then, now, more)
-        return found[2]
+    def _recheck(self, policies: Iterable[tuple[str, bool]]) -> None:
+        """Drop the waiting bindings that may have room now: those of the anti-affinity groups that moved since
+        they were checked, and of the ``policies`` (policy, workload) whose feasible clusters changed since.
+        WorkloadAntiAffinity rejects a group's clusters: a binding has room only on a feasible cluster its
+        group does not hold and its own decisions did not reject (``_Waiting.blocked``). Checked once per
+        change, not at every step."""
+        keys: set[str] = set()
+        if self._moved:
+            keys.update(k for g in self._moved for k in self._waiting_on.get((ANTI, g), ()))
+            self._moved = set()
+        for policy, workload in policies:
+            now = self._feasible_now(self.policies[policy], workload)
+            checked = self._checked.get((policy, workload))
+            if checked is None or not all(a is b for a, b in zip(checked, now, strict=True)):
+                self._checked[(policy, workload)] = now
+                keys.update(self._by_policy.get((policy, workload), ()))
+        answers: dict[tuple[str, bool, str | None, int], bool] = {}  # peers of one group alike are checked once
+        for key in keys:
+            waiting = self._waiting.get(key)
+            if waiting is None:
+                continue
+            at = (waiting.policy, waiting.workload, waiting.anti, id(waiting.blocked))
+            room = answers.get(at)
+            if room is None:
+                now = self._feasible_now(self.policies[waiting.policy], waiting.workload)
+                occupied = self._held_by(waiting.anti)
+                room = answers[at] = any(
+                    not t.difference(occupied) <= b for t, b in zip(now, waiting.blocked, strict=True)
+                )
+            if room:
+                self._forget(key)
+
+    def _held_by(self, group: str | None) -> Mapping[str, int]:
+        """The clusters an anti-affinity group's members hold, counted (none for no group)."""
+        return self._occupied.get(group, {}) if group is not None else {}
 
     def _feasible_now(self, policy: ast.Policy, workload: bool) -> tuple[frozenset[str], ...]:
         """The feasible clusters of each of the policy's terms, as its shared result has them now."""
@@ -998,14 +1019,16 @@ UNTOLERATED = "cluster(s) had untolerated taint "
 
 @dataclass(frozen=True, slots=True)
 class _Waiting:
-    """A binding left unschedulable in a sweep (Scheduler._wait): its placement, its policy's feasible clusters per
-    term then, and the owner and groups whose change drops it."""
+    """A binding left unschedulable in a sweep (Scheduler._wait): its placement; per term of its policy, the
+    feasible clusters its anti-affinity group did not hold then (its own decisions rejected them); its
+    anti-affinity group; the owner and affinity groups whose change drops it."""
 
     binding: Binding
     placement: Placement
     policy: str
     workload: bool
-    feasible: tuple[frozenset[str], ...]
+    blocked: tuple[frozenset[str], ...]
+    anti: str | None
     on: tuple[tuple[str, str], ...]
 
 
@@ -1040,7 +1063,9 @@ class _Shared:
 
     term: str | None
     decisions: list[Decision]
-    parts: tuple[Sequence[Decision], ...]  # the decisions as the session's parts (Session.decision_parts)
+    raw: tuple[Sequence[Decision], ...]  # the policy's decisions as the session's parts (Session.decision_parts)
+    parts: tuple[Sequence[Decision], ...]  # each of those that counts for the term
+    infos: tuple[_PartInfo, ...]  # what is read of each part
     revision: int
     candidates: tuple[str, ...]
     by_cluster: dict[str, list[Decision]]
@@ -1064,6 +1089,16 @@ class _PartInfo:
     by_cluster: dict[str, list[Decision]]  # the part's rejections of each cluster, in the part's order
     exemptable: list[Decision]
     prefers: bool
+
+
+def _part_info(part: Sequence[Decision]) -> _PartInfo:
+    """A part's rejections by cluster, its exemptable decisions, whether it prefers."""
+    by_cluster: dict[str, list[Decision]] = {}
+    for d in part:
+        if d.kind is DecisionKind.REJECT:
+            by_cluster.setdefault(d.cluster, []).append(d)
+    exemptable = [d for d in part if d.exempt]
+    return _PartInfo(part, by_cluster, exemptable, any(d.kind is DecisionKind.PREFER for d in part))
 
 
 def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:
