@@ -182,11 +182,12 @@ class Base:
     ) -> None:
         self.scheduler = scheduler_for(rules, facts, reference, controllers)
         self.simulator = Simulator(self.scheduler, BASE_TIME, controllers)
+        # failures only take clusters away: a binding left unschedulable stays so until its groups or feasible
+        # clusters change (not decided again each step; its message is not part of an impact); kept from the
+        # base's placement on, so that the first scenario does not decide every unschedulable binding again
+        self.scheduler.keep_unschedulable = True
         self.simulator.schedule_triggered()  # what the scheduler would run now, as an evaluation places it
         self.simulator.step()  # every binding placed, Works created: the fleet before anything fails
-        # failures only take clusters away: a binding left unschedulable stays so until its groups or feasible
-        # clusters change (not decided again each step; its message is not part of an impact)
-        self.scheduler.keep_unschedulable = True
         world = self.simulator.world
         self.clusters = dict(world.clusters)
         self.bindings: dict[str, Binding] = dict(world.bindings)
