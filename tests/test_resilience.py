@@ -223,10 +223,11 @@ def test_each_scenario_says_where_each_binding_goes_and_what_state_travels_with_
     impacts = {i.scenario.name: i for i in sweep(rules, facts, scenarios(facts.clusters), controllers=ON)}
     assert impacts["member2"].moves == () and impacts["member2"].evicted == ()
     (move,) = impacts["member1"].moves
-    assert (move.binding, move.before, move.after) == (
+    assert (move.binding, move.left, move.took, move.stays) == (
         "streaming/fraud-detector-flinkdeployment",
         ("member1",),
         ("member2",),
+        0,
     )
     assert dict(move.state)["karmada.io/failover-flink-checkpoint"] == "s3://flink-state/fraud-detector/chk-4711"
     line = (
@@ -235,7 +236,27 @@ def test_each_scenario_says_where_each_binding_goes_and_what_state_travels_with_
     )
     assert line in to_text(list(impacts.values())).splitlines()
     (data,) = json.loads(to_json([impacts["member1"]]))["scenarios"][0]["moves"]
-    assert data["to"] == ["member2"] and data["preservedState"] == dict(move.state)
+    assert data["left"] == ["member1"] and data["took"] == ["member2"] and data["stays"] == 0
+    assert data["preservedState"] == dict(move.state)
+
+
+def test_a_move_names_the_clusters_left_and_taken_not_those_kept() -> None:
+    """Sized by what changed: a Duplicated binding that leaves one of its clusters names that one, and how many it
+    keeps; one left unschedulable names all it left."""
+    from engine.render.resilience import move_line
+    from engine.review.resilience import Move
+
+    kept = Move.of("ns/a", ("m1", "m2", "m3"), ("m2", "m3"), ())
+    assert (kept.left, kept.took, kept.stays, kept.unschedulable) == (("m1",), (), 2, False)
+    assert move_line(kept) == "ns/a: m1 -> no other cluster (stays on 2 other clusters)"
+    gone = Move.of("ns/b", ("m1", "m2"), (), ())
+    assert gone.unschedulable and move_line(gone) == "ns/b: m1, m2 -> nowhere: UNSCHEDULABLE"
+    assert Move.of("ns/c", ("m1",), ("m2", "m1"), ()).data() == {
+        "binding": "ns/c",
+        "left": [],
+        "took": ["m2"],
+        "stays": 1,
+    }
 
 
 @pytest.mark.parametrize("shape", ["regional", "unschedulable", "spread"])

@@ -64,16 +64,23 @@ def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
 
 
 def move_line(m: Move) -> str:
-    """One binding a scenario moved: from where to where, and the state it carries there."""
-    to = ", ".join(m.after) if m.after else "nowhere: UNSCHEDULABLE"
-    line = f"{m.binding}: {', '.join(m.before) or '(none)'} -> {to}"
+    """One binding a scenario moved: the clusters it left and took, how many it keeps, the state it carries."""
+    to = ", ".join(m.took) if m.took else "nowhere: UNSCHEDULABLE" if m.unschedulable else "no other cluster"
+    line = f"{m.binding}: {', '.join(m.left) or '(none)'} -> {to}"
+    if m.stays:
+        line += f" (stays on {plural(m.stays, 'other cluster')})" if m.left else f" (and stays on {m.stays})"
     if m.state:
         line += ", carrying " + ", ".join(f"{k}={v}" for k, v in m.state)
     return line
 
 
+# 2: a move names the clusters it left and took, and how many it keeps ("left", "took", "stays"; it listed all of
+# them before and after as "from" and "to")
+SCHEMA_VERSION = 2
+
+
 def to_data(impacts: Sequence[Impact]) -> dict[str, Any]:
-    return {"scenarios": [i.data() for i in ranked(impacts)]}
+    return {"schemaVersion": SCHEMA_VERSION, "scenarios": [i.data() for i in ranked(impacts)]}
 
 
 def to_json(impacts: Sequence[Impact]) -> str:

@@ -64,16 +64,30 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Move:
-    """Where a binding a scenario moved goes, and the state its eviction carries there."""
+    """Where a binding a scenario moved goes, and the state its eviction carries there: sized by what changed
+    (a Duplicated binding leaving one of its fifty clusters names that one cluster, not the forty-nine it keeps)."""
 
     binding: str
-    before: tuple[str, ...]  # its clusters in the base state
-    after: tuple[str, ...]  # its clusters afterwards; none: it is left unschedulable
+    left: tuple[str, ...]  # the clusters it left (all of them: it is left unschedulable, when ``took`` and
+    took: tuple[str, ...]  # ``stays`` are none); the clusters it took
+    stays: int = 0  # how many of its clusters it keeps
     # the labels its eviction tasks preserved (statePreservation), injected on the new clusters
     state: tuple[tuple[str, str], ...] = ()
 
+    @classmethod
+    def of(cls, binding: str, before: Sequence[str], after: Sequence[str], state: tuple[tuple[str, str], ...]) -> Move:
+        """The move from the clusters ``before`` to those ``after`` (none: left unschedulable)."""
+        kept = set(before) & set(after)
+        left = tuple(c for c in before if c not in kept)
+        return cls(binding, left, tuple(c for c in after if c not in kept), len(kept), state)
+
+    @property
+    def unschedulable(self) -> bool:
+        return not self.took and not self.stays
+
     def data(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"binding": self.binding, "from": list(self.before), "to": list(self.after)}
+        out: dict[str, Any] = {"binding": self.binding, "left": list(self.left), "took": list(self.took)}
+        out["stays"] = self.stays
         if self.state:
             out["preservedState"] = dict(self.state)
         return out
@@ -275,10 +289,10 @@ class Base:
             carried = tuple(sorted(state.get(key, {}).items()))
             if before.cluster_names and (not after.cluster_names or key in failed_placement):
                 unschedulable.append(key)
-                moves.append(Move(key, before.cluster_names, (), carried))
+                moves.append(Move.of(key, before.cluster_names, (), carried))
             elif after.cluster_names != before.cluster_names:
                 moved.append(key)
-                moves.append(Move(key, before.cluster_names, after.cluster_names, carried))
+                moves.append(Move.of(key, before.cluster_names, after.cluster_names, carried))
             replicas_lost += max(0, _replicas(before) - _replicas(after))
         spread_lost = []
         for group in sorted({self.groups[key] for key in touched if key in self.groups}):
