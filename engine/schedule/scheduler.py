@@ -109,6 +109,7 @@ class Scheduler:
         self.placement_ids: dict[str, tuple[list[dict[str, Any]], list[str], str | None]] = {}
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
+        self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
         # (owner key, what) → the facts asserted for it and their ids
         self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], list[str]]] = {}
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
@@ -199,6 +200,11 @@ class Scheduler:
         ]
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
+        """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
+        values = tuple(values)
+        if self._members.get((owner, list_field)) == values:
+            return
+        self._members[(owner, list_field)] = values
         self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
 
     def load(self) -> None:
