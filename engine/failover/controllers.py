@@ -577,12 +577,16 @@ def no_execute_tainted(world: World) -> list[str]:
 def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
     if not world.controllers.taint_manager:
         return
-    for key in world.bindings.targeting(no_execute_tainted(world)):  # the others have nothing to evict from
+    tainted = no_execute_tainted(world)
+    evicting = set(tainted)
+    for key in world.bindings.targeting(tainted):  # the others have nothing to evict from
         binding = world.bindings[key]
         f = world.failover.get(key)
         if f is None:
             continue
         for name in binding.cluster_names:
+            if name not in evicting:  # no NoExecute taint: nothing to evict (taint_eviction: False)
+                continue
             cluster = world.clusters.get(name)
             if cluster is None:
                 continue

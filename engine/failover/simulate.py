@@ -227,9 +227,12 @@ class Simulator:
 
     def _rule_evictions(self) -> list[RuleEviction]:
         """The `evict` actions the engine's rules have taken on the current facts."""
+        evictions = self.engine.session.evictions()
+        if not evictions:  # most rule sets have no `evict` rule: no map of every binding at every step
+            return []
         keys = {fact_id: key for key, fact_id in self.engine.binding_ids.items()}
         out = []
-        for d in self.engine.session.evictions():
+        for d in evictions:
             rule = self.engine.compiled.rules[d.rule]
             source = f"{rule.span.file}:{rule.span.line}"
             if d.binding in keys:
@@ -268,9 +271,13 @@ class Simulator:
             if f is not None and f.app:
                 times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
         bindings = world.bindings
-        for key in set(bindings.targeting(no_execute_tainted(world))) | bindings.with_tasks:
+        tainted = no_execute_tainted(world)
+        evicting = set(tainted)
+        for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
+                if name not in evicting:  # no NoExecute taint: the taint manager has no deadline there
+                    continue
                 acts = f is not None and name in world.clusters and world.controllers.taint_manager
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
                 if isinstance(due, dt.datetime):

@@ -105,13 +105,13 @@ class Scheduler:
         self.session: Session = program.session(explanations)
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
-        # binding key → its placement facts, their ids, and the id of its ``scheduled`` marker
-        self.placement_ids: dict[str, tuple[list[dict[str, Any]], list[str], str | None]] = {}
+        # binding key → its placement facts' ids and values (Scheduler._replace), and its ``scheduled`` marker's id
+        self.placement_ids: dict[str, tuple[list[str], list[Any], str | None]] = {}
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
         self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
         # (owner key, what) → the facts asserted for it and their ids
-        self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], list[str]]] = {}
+        self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], list[str], list[Any]]] = {}
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
@@ -169,35 +169,32 @@ class Scheduler:
         if owned is None and not facts:
             return
         self._changed((OWNER, owner))
-        ids = self._replace(fact_type, *(owned or ([], [])), facts)
+        ids, keys = self._replace(fact_type, *(owned[1:] if owned is not None else ([], [])), facts)
         if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
-            self.owned[(owner, what)] = (facts, ids)
+            self.owned[(owner, what)] = (facts, ids, keys)
 
     def _replace(
-        self, fact_type: str, old: Sequence[dict[str, Any]], old_ids: Sequence[str], new: list[dict[str, Any]]
-    ) -> list[str]:
-        """Make the facts ``old`` (asserted as ``old_ids``) the facts ``new``: those in both stay asserted, the
-        others are retracted (in reverse order), then the new ones asserted (in order); the ids of ``new``. A
-        binding leaving one of its fifty clusters changes one fact, not a hundred."""
-        kept: list[str | None] = [None] * len(new)
-        try:  # facts alike by their values (the encoder makes a type's keys in one order), then compared whole
-            stay: dict[tuple[Any, ...], list[tuple[dict[str, Any], str]]] = {}
-            for props, fact_id in zip(old, old_ids, strict=True):
-                stay.setdefault(tuple(props.values()), []).append((props, fact_id))
-            for i, props in enumerate(new):
-                found = stay.get(tuple(props.values()))
-                if found and found[0][0] == props:
-                    kept[i] = found.pop(0)[1]
-        except TypeError:  # a list among the values: every fact anew
-            kept = [None] * len(new)
+        self, fact_type: str, old_ids: Sequence[str], old_keys: Sequence[Any], new: list[dict[str, Any]]
+    ) -> tuple[list[str], list[Any]]:
+        """Make the facts asserted as ``old_ids`` (their values ``old_keys``) the facts ``new``: those in both stay
+        asserted, the others are retracted (in reverse order), then the new ones asserted (in order); the ids
+        and values of ``new``. A binding leaving one of its fifty clusters changes one fact, not a hundred. Facts
+        of a type are alike when their values are (the encoder makes a type's keys in one order)."""
+        keys: list[Any] = [tuple(props.values()) for props in new]
+        try:
+            stay = dict(zip(old_keys, old_ids, strict=True))
+            kept = [stay.pop(key, None) for key in keys]  # each old fact stays for one new fact at most
+        except TypeError:  # a list among the values: every fact anew, none alike
+            kept, keys = [None] * len(new), [object() for _ in new]
         staying = set(kept)
         for fact_id in reversed(old_ids):
             if fact_id not in staying:
                 self.session.retract(fact_id)
-        return [
+        ids = [
             fact_id if fact_id is not None else self.session.assert_fact(fact_type, props)
             for props, fact_id in zip(new, kept, strict=True)
         ]
+        return ids, keys
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
@@ -332,16 +329,16 @@ class Scheduler:
             self.session.retract(old[2])
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
-            for fact_id in reversed(old[1] if old is not None else ()):
+            for fact_id in reversed(old[0] if old is not None else ()):
                 self.session.retract(fact_id)
             return  # no rule could match its placements (saves a third of the engine's work at scale)
         targets = [self.clusters.get(name, name) for name in clusters]
         placements, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        ids = self._replace("placement", *(old[:2] if old is not None else ([], [])), placements)
+        ids, keys = self._replace("placement", *(old[:2] if old is not None else ([], [])), placements)
         marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
             marker = self.session.assert_fact("scheduled", scheduled)
-        self.placement_ids[key] = (placements, ids, marker)
+        self.placement_ids[key] = (ids, keys, marker)
 
     def restore(self, binding: Binding) -> None:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
