@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -286,24 +287,37 @@ def test_unschedulable_bindings_kept_so_give_the_sweep_it_gives_deciding_each_ag
     assert any(i["unschedulable"] or i["moves"] for i in impacts[0])
 
 
-def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room() -> None:
-    """The memory of an unschedulable binding lasts only while nothing gives it room: a peer of its
-    anti-affinity group leaving a cluster does."""
+def _orders_d_waiting(tmp_path: Path) -> tuple[Any, Any, Any]:
+    """flink-ha without its preferred term (a rule of the rule set reading placements keeps nothing), scheduled
+    with keep_unschedulable: orders-d left unschedulable, its three peers on the three clusters. The scheduler,
+    orders-d and orders-c (on member3)."""
     from dataclasses import replace
 
     from engine.evaluate import scheduler_for
 
-    rules, facts = _flink_ha()
+    text = (EXAMPLES / "flink-ha" / "policy.fr").read_text()
+    (tmp_path / "policy.fr").write_text(text.replace("prefer workload anti-affinity", "# prefer"))
+    rules, facts = load_rules([tmp_path / "policy.fr"]), _flink_ha()[1]
     scheduler = scheduler_for(rules, facts, controllers=ON)
+    scheduler.keep_unschedulable = True
+    placed = {p.binding: p for p in scheduler.schedule_all()}
+    bindings = {b.key: b for b in facts.bindings}
+    d, c = bindings["streaming/orders-d-flinkdeployment"], bindings["streaming/orders-c-flinkdeployment"]
+    assert placed[d.key].unschedulable and placed[c.key].clusters == ("member3",)
+    for key in (c.key, "streaming/orders-a-flinkdeployment", "streaming/orders-b-flinkdeployment"):
+        scheduler.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
+    return scheduler, d, c
+
+
+def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room(tmp_path: Path) -> None:
+    """The memory of an unschedulable binding lasts only while nothing gives it room: a peer of its
+    anti-affinity group leaving a feasible cluster does."""
+    from dataclasses import replace
+
+    scheduler, d, c = _orders_d_waiting(tmp_path)
     try:
-        scheduler.keep_unschedulable = True
-        placed = {p.binding: p for p in scheduler.schedule_all()}
-        bindings = {b.key: b for b in facts.bindings}
-        d, c = bindings["streaming/orders-d-flinkdeployment"], bindings["streaming/orders-c-flinkdeployment"]
-        assert placed[d.key].unschedulable and placed[c.key].clusters == ("member3",)
-        for key in (c.key, "streaming/orders-a-flinkdeployment", "streaming/orders-b-flinkdeployment"):
-            scheduler.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
-        assert scheduler.decide(d).unschedulable  # kept: nothing changed for it
+        kept = scheduler.decide(d)
+        assert kept.unschedulable and scheduler.decide(d) is kept  # kept: nothing changed for it
         scheduler.restore(replace(c, clusters=()))  # orders-c leaves member3
         assert scheduler.decide(d).clusters == ("member3",)
     finally:
@@ -318,21 +332,10 @@ def test_a_peer_leaving_an_infeasible_cluster_keeps_the_binding_until_that_clust
     there (the kept binding no longer counts on that cluster being taken)."""
     from dataclasses import replace
 
-    from engine.evaluate import scheduler_for
     from engine.inputs.facts import Taint
 
-    # flink-ha without its preferred term, which reads placements (nothing is kept when a rule of the rule set does)
-    text = (EXAMPLES / "flink-ha" / "policy.fr").read_text()
-    (tmp_path / "policy.fr").write_text(text.replace("prefer workload anti-affinity", "# prefer"))
-    rules, facts = load_rules([tmp_path / "policy.fr"]), _flink_ha()[1]
-    scheduler = scheduler_for(rules, facts, controllers=ON)
+    scheduler, d, c = _orders_d_waiting(tmp_path)
     try:
-        scheduler.keep_unschedulable = True
-        placed = {p.binding: p for p in scheduler.schedule_all()}
-        bindings = {b.key: b for b in facts.bindings}
-        d, c = bindings["streaming/orders-d-flinkdeployment"], bindings["streaming/orders-c-flinkdeployment"]
-        for key in (c.key, "streaming/orders-a-flinkdeployment", "streaming/orders-b-flinkdeployment"):
-            scheduler.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
         kept = scheduler.decide(d)
         assert kept.unschedulable and scheduler.decide(d) is kept
         member3 = scheduler.clusters["member3"]
