@@ -569,23 +569,22 @@ def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool 
     return taint_eviction(f, cluster, now)[0]
 
 
-def no_execute_tainted(world: World) -> list[str]:
+def no_execute_tainted(world: World) -> set[str]:
     """The clusters with a NoExecute taint: the only ones the taint manager evicts from."""
-    return [name for name, c in world.clusters.items() if any(t.effect == "NoExecute" for t in c.taints)]
+    return {name for name, c in world.clusters.items() if any(t.effect == "NoExecute" for t in c.taints)}
 
 
 def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
     if not world.controllers.taint_manager:
         return
     tainted = no_execute_tainted(world)
-    evicting = set(tainted)
     for key in world.bindings.targeting(tainted):  # the others have nothing to evict from
         binding = world.bindings[key]
         f = world.failover.get(key)
         if f is None:
             continue
         for name in binding.cluster_names:
-            if name not in evicting:  # no NoExecute taint: nothing to evict (taint_eviction: False)
+            if name not in tainted:  # no NoExecute taint: nothing to evict (taint_eviction: False)
                 continue
             cluster = world.clusters.get(name)
             if cluster is None:

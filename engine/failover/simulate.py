@@ -272,11 +272,10 @@ class Simulator:
                 times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
         bindings = world.bindings
         tainted = no_execute_tainted(world)
-        evicting = set(tainted)
         for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
-                if name not in evicting:  # no NoExecute taint: the taint manager has no deadline there
+                if name not in tainted:  # no NoExecute taint: the taint manager has no deadline there
                     continue
                 acts = f is not None and name in world.clusters and world.controllers.taint_manager
                 due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False

@@ -134,7 +134,7 @@ class Scheduler:
         self._waiting: dict[str, _Waiting] = {}
         self._waiting_on: dict[tuple[str, str], set[str]] = defaultdict(set)
         # each anti-affinity group's clusters (its members' placements, counted), and the groups whose clusters
-        # changed since their waiting members were checked (Scheduler._room)
+        # changed since their waiting members were checked (Scheduler._recheck)
         self._occupied: dict[str, Counter[str]] = defaultdict(Counter)
         self._moved: set[str] = set()
         self._placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
@@ -377,26 +377,27 @@ class Scheduler:
             return cached
         raw = self.session.decision_parts(scope)
         rescued = frozenset(c for c, tier in tiers.items() if tier not in (0, NO_TIER)) if tiers else None
-        same = cached is not None and cached.candidates is self.candidates and len(cached.raw) == len(raw)
+        # the result it is updated from: of the same candidates and parts
+        before = cached if cached is not None and cached.candidates is self.candidates else None
+        before = before if before is not None and len(before.raw) == len(raw) else None
         parts: list[Sequence[Decision]] = []
         infos: list[_PartInfo] = []
         for i, part in enumerate(raw):
-            if same and cached is not None and cached.raw[i] is part:  # unchanged: what was read of it stands
-                parts.append(cached.parts[i])
-                infos.append(cached.infos[i])
+            if before is not None and before.raw[i] is part:  # unchanged: what was read of it stands
+                parts.append(before.parts[i])
+                infos.append(before.infos[i])
             else:
                 parts.append(self._part_for(part, term, rescued))
                 infos.append(_part_info(parts[-1]))
-        if same and cached is not None:
-            by_cluster, rejected, feasible = self._changed_clusters(cached, parts, infos)
+        if before is not None:
+            by_cluster, rejected, feasible = self._changed_clusters(before, parts, infos)
         else:
             by_cluster = {}
             for info in infos:
                 for cluster, found in info.by_cluster.items():
                     by_cluster[cluster] = [*by_cluster[cluster], *found] if cluster in by_cluster else found
             rejected = Rejections({c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)})
-            base = tuple(c for c in self.candidates if c not in by_cluster)
-            feasible = Subset(base, frozenset(base), set(), set())
+            feasible = self._not_rejected(by_cluster)
         shared = _Shared(
             term=term,
             decisions=list(chain.from_iterable(parts)),
@@ -457,11 +458,15 @@ class Scheduler:
         if any((c in by_cluster) != (c in before.by_cluster) for c in changed):  # rejected clusters came or went
             kept = {c: reasons for c, reasons in table.items() if c not in changed}
             rejected = Rejections({c: now.get(c) or kept[c] for c in sorted(kept.keys() | now.keys())})
-            base = tuple(c for c in self.candidates if c not in by_cluster)
-            return by_cluster, rejected, Subset(base, frozenset(base), set(), set())
+            return by_cluster, rejected, self._not_rejected(by_cluster)
         updated = dict(table)  # the same clusters, in the same order
         updated.update(now)
         return by_cluster, Rejections(updated), before.feasible
+
+    def _not_rejected(self, rejected: Mapping[str, object]) -> Subset:
+        """The candidates ``rejected`` does not name: a shared result's feasible clusters."""
+        base = tuple(c for c in self.candidates if c not in rejected)
+        return Subset(base, frozenset(base), set(), set())
 
     def _overflow_tiers(self, policy: str, term: str | None) -> dict[str, int] | None:
         """getClusterOverflowOrder of every candidate, once per policy and term (enableOverflow): 0 for a
@@ -588,16 +593,16 @@ class Scheduler:
         anti = next((g for kind, g in groups if kind == ANTI), None)
         held = self._held_by(anti)
         blocked = tuple(t.difference(held) for t in self._feasible_now(policy, workload))
-        on = ((OWNER, encoding.binding_owner(binding.key)), *(g for g in groups if g[0] != ANTI))
+        on = ((OWNER, encoding.binding_owner(binding.key)), *groups)
         self._waiting[binding.key] = _Waiting(binding, placement, name, workload, blocked, anti, on)
-        for what in (*on, *(((ANTI, anti),) if anti is not None else ())):
+        for what in on:
             self._waiting_on[what].add(binding.key)
         self._by_policy[(name, workload)].add(binding.key)
 
     def _forget(self, key: str) -> None:
         waiting = self._waiting.pop(key, None)
         if waiting is not None:
-            for what in (*waiting.on, *(((ANTI, waiting.anti),) if waiting.anti is not None else ())):
+            for what in waiting.on:
                 self._waiting_on[what].discard(key)
             self._by_policy[(waiting.policy, waiting.workload)].discard(key)
 
@@ -659,10 +664,16 @@ class Scheduler:
         revision = self.session.revision(self.scope_ids[name])
         found = self._feasible_at.get((name, workload))
         if found is None or found[0] != revision or found[1] is not self.candidates:
-            terms = self._terms.get(name) or affinity_terms(policy)
-            feasible = tuple(self._shared(name, t, workload).feasible.members for t in terms)
+            feasible = tuple(self._shared(name, t, workload).feasible.members for t in self._terms_of(policy))
             found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
         return found[2]
+
+    def _terms_of(self, policy: ast.Policy) -> list[str | None]:
+        """The policy's clusterAffinities terms (affinity_terms), made once."""
+        terms = self._terms.get(policy.name.value)
+        if terms is None:
+            terms = self._terms[policy.name.value] = affinity_terms(policy)
+        return terms
 
     def _group_names_of(self, key: str) -> tuple[tuple[str, str], ...]:
         """(AFFINITY or ANTI, NAMESPACE/GROUP) of each workload affinity group of the binding (its binding fact's),
@@ -681,9 +692,7 @@ class Scheduler:
         elif why != Trigger.ALL and schedules_with_held_placement(binding, policy):
             self._note(binding.key, HELD_PLACEMENT)
         own = list(self.session.decisions(self.binding_ids[binding.key]))
-        terms = self._terms.get(policy.name.value)
-        if terms is None:
-            terms = self._terms[policy.name.value] = affinity_terms(policy)
+        terms = self._terms_of(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
         plan = self._plan(policy)
         first: _Attempt | None = None
@@ -1024,7 +1033,8 @@ UNTOLERATED = "cluster(s) had untolerated taint "
 class _Waiting:
     """A binding left unschedulable in a sweep (Scheduler._wait): its placement; per term of its policy, the
     feasible clusters its anti-affinity group did not hold then (its own decisions rejected them); its
-    anti-affinity group; the owner and affinity groups whose change drops it."""
+    anti-affinity group; what it waits on: its owner and affinity group (a change drops it), its anti-affinity
+    group (a move re-checks it)."""
 
     binding: Binding
     placement: Placement
