@@ -171,7 +171,7 @@ def floor(facts: Facts, objects: list[dict[str, Any]]) -> dict[str, list[str]]:
         props = encoding.binding(symbols, binding, "fleet", encoding.Groups(anti_affinity=anti))
         index.add("binding", binding.key, props)
         chosen = placements[binding.key]
-        placed, _scheduled = encoding.placements(symbols, props, chosen)
+        placed = encoding.placements(symbols, props, chosen)[0]
         for n, fact in enumerate(placed):
             index.add("placement", f"{binding.key}/{n}", fact)
         out.append(

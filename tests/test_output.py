@@ -106,6 +106,22 @@ def test_the_default_answer_is_sized_by_workloads(fleet: Path) -> None:
     assert len(_eval(str(fleet), "--rejections", "all")) > 10 * len(text)
 
 
+def test_peers_left_without_room_share_one_record_of_their_rejections(fleet: Path) -> None:
+    """Bindings alike in their rejections hold one object, and a feasible set of nothing holds nothing of what it
+    lost: the three unschedulable peers of each anti-affinity group, each rejected from its region's clusters
+    for the same reason (the memory of a 5,000-cluster fleet, docs/performance.md)."""
+    result = evaluate(load_rules([fleet]), load_facts([fleet]), controllers=ON)
+    group = [p for p in result.placements if p.binding.startswith("team-01/pipeline-0000")]  # p0001: pipelines 4-7
+    group = group[4:8]
+    peers = [p for p in group if not p.clusters]
+    assert len(peers) == 3 and all(p.unschedulable for p in peers) and len(group[0].clusters) == 10
+    assert peers[0].rejected is peers[1].rejected is peers[2].rejected
+    assert len(peers[0].rejected) == 200 and not peers[0].feasible
+    assert not any(getattr(p.feasible, "_removed", ()) for p in peers)
+    alone = [p for p in result.placements if p.clusters and p.rejected is peers[0].rejected]
+    assert not alone, "a placed binding shares an unschedulable one's rejections"
+
+
 def test_json_lines_and_yaml_say_what_json_says(fleet: Path) -> None:
     data = json.loads(_eval(str(fleet), "-o", "json"))
     lines = [json.loads(line) for line in _eval(str(fleet), "-o", "jsonl").splitlines()]

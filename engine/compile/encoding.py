@@ -112,26 +112,30 @@ def placements(
     symbols: Symbols,
     binding_props: Mapping[str, Any],
     targets: Sequence[Cluster | str],
-    seen: dict[str, tuple[Cluster, dict[str, Any]]] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The placement facts of a binding on ``targets`` (a Cluster, or the name of one not in the facts),
-    and its ``scheduled`` fact. ``seen`` keeps each cluster's part of them (its name and labels), for as
-    long as the cluster is the same object."""
+    seen: dict[str, tuple[Cluster, dict[str, Any], tuple[Any, ...]]] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any], tuple[Any, ...], list[tuple[Any, ...]]]:
+    """The placement facts of a binding on ``targets`` (a Cluster, or the name of one not in the facts), its
+    ``scheduled`` fact, and the values the facts are made of: the binding's part (the same in each) and each
+    fact's cluster part (the same object for every binding on the cluster). ``seen`` keeps each cluster's part
+    (its name and labels, and their values), for as long as the cluster is the same object."""
     base = {k: binding_props[k] for k in ("namespace", "affinity_group", "anti_affinity_group")}
     base["binding"] = binding_props["name"]
     own = base | {k: v for k, v in binding_props.items() if k.startswith("L")}
-    facts = []
+    facts, parts = [], []
     for target in targets:
         if isinstance(target, Cluster):
             known = seen.get(target.name) if seen is not None else None
             if known is None or known[0] is not target:
-                known = (target, {"cluster": target.name} | labels(symbols, target.labels, "C"))
+                part = {"cluster": target.name} | labels(symbols, target.labels, "C")
+                known = (target, part, tuple(part.values()))
                 if seen is not None:
                     seen[target.name] = known
             facts.append(own | known[1])
+            parts.append(known[2])
         else:
             facts.append(own | {"cluster": target})
-    return facts, base
+            parts.append((target,))
+    return facts, base, tuple(own.values()), parts
 
 
 def taint(cluster_name: str, t: Taint) -> dict[str, Any]:

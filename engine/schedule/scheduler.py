@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from typing import Any
+from weakref import WeakValueDictionary
 
 from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
@@ -105,8 +106,9 @@ class Scheduler:
         self.session: Session = program.session(explanations)
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
-        # binding key → its placement facts' ids and values (Scheduler._replace), and its ``scheduled`` marker's id
-        self.placement_ids: dict[str, tuple[list[str], list[Any], str | None]] = {}
+        # binding key → its placement facts' ids, their cluster parts' and binding part's values (encoding.placements),
+        # and its ``scheduled`` marker's id
+        self.placement_ids: dict[str, tuple[list[str], list[tuple[Any, ...]], tuple[Any, ...], str | None]] = {}
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
         self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
@@ -145,6 +147,8 @@ class Scheduler:
         # unschedulable binding waits on is not known, and none is kept
         self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
+        # bindings' rejections alike, shared while a placement holds them (Scheduler._overlay)
+        self._overlays: WeakValueDictionary[tuple[int, int, int], RejectionsOverlay] = WeakValueDictionary()
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
@@ -154,7 +158,7 @@ class Scheduler:
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
-        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.placements' cache
+        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any], tuple[Any, ...]]] = {}  # encoding.placements
 
     def close(self) -> None:
         self.session.close()
@@ -169,32 +173,36 @@ class Scheduler:
         if owned is None and not facts:
             return
         self._changed((OWNER, owner))
-        ids, keys = self._replace(fact_type, *(owned[1:] if owned is not None else ([], [])), facts)
+        keys: list[Any] = [tuple(props.values()) for props in facts]
+        ids = self._replace(fact_type, *(owned[1:] if owned is not None else ([], [])), facts, keys)
         if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
             self.owned[(owner, what)] = (facts, ids, keys)
 
     def _replace(
-        self, fact_type: str, old_ids: Sequence[str], old_keys: Sequence[Any], new: list[dict[str, Any]]
-    ) -> tuple[list[str], list[Any]]:
-        """Make the facts asserted as ``old_ids`` (their values ``old_keys``) the facts ``new``: those in both stay
-        asserted, the others are retracted (in reverse order), then the new ones asserted (in order); the ids
-        and values of ``new``. A binding leaving one of its fifty clusters changes one fact, not a hundred. Facts
-        of a type are alike when their values are (the encoder makes a type's keys in one order)."""
-        keys: list[Any] = [tuple(props.values()) for props in new]
+        self,
+        fact_type: str,
+        old_ids: Sequence[str],
+        old_keys: Sequence[Any] | None,
+        new: list[dict[str, Any]],
+        keys: Sequence[Any],
+    ) -> list[str]:
+        """Make the facts asserted as ``old_ids`` the facts ``new``, those alike staying asserted, the others
+        retracted (in reverse order), then the new ones asserted (in order); the ids of ``new``. Facts are alike
+        when their ``keys`` and ``old_keys`` (values standing for them) are equal; None: none is alike. A binding
+        leaving one of its fifty clusters changes one fact, not a hundred."""
         try:
-            stay = dict(zip(old_keys, old_ids, strict=True))
+            stay = dict(zip(old_keys, old_ids, strict=True)) if old_keys is not None else {}
             kept = [stay.pop(key, None) for key in keys]  # each old fact stays for one new fact at most
         except TypeError:  # a list among the values: every fact anew, none alike
-            kept, keys = [None] * len(new), [object() for _ in new]
+            kept = [None] * len(new)
         staying = set(kept)
         for fact_id in reversed(old_ids):
             if fact_id not in staying:
                 self.session.retract(fact_id)
-        ids = [
+        return [
             fact_id if fact_id is not None else self.session.assert_fact(fact_type, props)
             for props, fact_id in zip(new, kept, strict=True)
         ]
-        return ids, keys
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
@@ -325,20 +333,23 @@ class Scheduler:
                 else:
                     self._changed(group)
         self._placed[key] = tuple(clusters)
-        if old is not None and old[2] is not None:
-            self.session.retract(old[2])
+        if old is not None and old[3] is not None:
+            self.session.retract(old[3])
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
             for fact_id in reversed(old[0] if old is not None else ()):
                 self.session.retract(fact_id)
             return  # no rule could match its placements (saves a third of the engine's work at scale)
         targets = [self.clusters.get(name, name) for name in clusters]
-        placements, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        ids, keys = self._replace("placement", *(old[:2] if old is not None else ([], [])), placements)
+        placements, scheduled, own, parts = encoding.placements(self.symbols, b, targets, self._cluster_parts)
+        # alike when their cluster parts are, the binding's part being the same: each fact's values are not
+        # kept (a tuple per placement: a tenth of the memory of a fleet of Duplicated bindings)
+        alike = old[1] if old is not None and old[2] == own else None
+        ids = self._replace("placement", old[0] if old is not None else (), alike, placements, parts)
         marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
             marker = self.session.assert_fact("scheduled", scheduled)
-        self.placement_ids[key] = (ids, keys, marker)
+        self.placement_ids[key] = (ids, parts, own, marker)
 
     def restore(self, binding: Binding) -> None:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
@@ -546,7 +557,18 @@ class Scheduler:
         now_rejected = {c for c, reasons in changes.items() if reasons is not None}
         now_free = {c for c, reasons in changes.items() if reasons is None}
         feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
-        return RejectionsOverlay(shared.rejected, changes), feasible, applied, mine
+        return self._overlay(shared.rejected, changes), feasible, applied, mine
+
+    def _overlay(self, base: Rejections, changes: dict[str, tuple[Reason, ...] | None]) -> RejectionsOverlay:
+        """The binding's rejections: its policy's shared ones with ``changes``, one object for every binding whose
+        changes are the same (the three peers of an anti-affinity group left without room lose the same 250
+        clusters for the same reason; at 5,000 clusters they each held them: 240 MB)."""
+        key = (id(base), len(changes), hash(frozenset(changes)))
+        found = self._overlays.get(key)
+        if found is not None and found.parts() == (base, changes):
+            return found
+        made = self._overlays[key] = RejectionsOverlay(base, changes)
+        return made
 
     def decide(self, binding: Binding, why: str = "") -> Placement:
         """Schedule one binding: for each clusterAffinities term from the observed one, filter (the

@@ -27,10 +27,17 @@ class Subset(Sequence[str]):
     __slots__ = ("_added", "_removed", "base", "members")
 
     def __init__(self, base: tuple[str, ...], members: frozenset[str], removed: set[str], added: set[str]) -> None:
-        self.base = base
-        self.members = members  # frozenset(base), shared
-        self._removed = frozenset(removed & members)
         self._added = tuple(sorted(added - members))
+        gone = removed & members
+        if len(gone) * 2 > len(base):
+            # most of the base removed (an anti-affinity peer's region: none left): what stays is the smaller
+            # record, and it is this subset's own base (at 5,000 clusters, 37,500 unschedulable bindings each
+            # held a frozenset of the 250 clusters they lost: 350 MB)
+            base = tuple(c for c in base if c not in gone)
+            members, gone = frozenset(base), set()
+        self.base = base
+        self.members = members  # frozenset(base): shared with the policy's result, unless most is removed
+        self._removed = frozenset(gone)
 
     def __iter__(self) -> Iterator[str]:
         if not self._added:  # heapq.merge is Python: without additions, the base filtered is in order
@@ -205,7 +212,7 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
     """A binding's rejections: its policy's shared ``Rejections`` with the binding's own few changes (a peer's
     cluster, an exemption), summarised from the shared summary and the changes alone."""
 
-    __slots__ = ()
+    __slots__ = ("__weakref__",)  # bindings alike share one (Scheduler._overlay)
 
     _base: Rejections
 
