@@ -167,7 +167,7 @@ def test_a_terminal_shows_a_progress_bar_for_a_large_snapshot(verb: str) -> None
         "simulate": ["simulate", "policy.fr", "--facts", "facts", "--events", "events/job-fails.yaml"],
         "diff": ["diff", "--base", "policy.fr", "--head", "policy.fr", "--facts", "facts"],
     }[verb]
-    code = f"import sys, engine.cli as c; c.PROGRESS_FROM = 1; sys.argv = ['fleetrules', *{args!r}]; c.main()"
+    code = f"import sys, engine.cli as c; c.inputs.PROGRESS_FROM = 1; sys.argv = ['fleetrules', *{args!r}]; c.main()"
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     run = subprocess.run(
@@ -188,3 +188,24 @@ def test_a_terminal_shows_a_progress_bar_for_a_large_snapshot(verb: str) -> None
     label = {"eval": b"bindings", "simulate": b"steps", "diff": b"bindings (base, head)"}[verb]
     assert label in drawn and b"100%" in drawn
     assert b"100%" not in run.stdout  # the bar never reaches the output
+
+
+def test_every_verbs_output_formats_are_the_registrys() -> None:
+    """A verb's -o/--format choices are its entry of the one registry (engine.cli.formats), every entry is a
+    verb's, and the README's table of commands names each format of each verb."""
+    import click
+
+    from engine.cli.formats import REGISTRY
+
+    offered = {
+        name: [str(c) for c in param.type.choices]
+        for name, command in main.commands.items()
+        for param in command.params
+        if param.name in ("output", "output_format") and isinstance(param.type, click.Choice)
+    }
+    assert offered == {verb: list(formats.writers) for verb, formats in REGISTRY.items()}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("`")[1].split()[1]: line for line in readme.splitlines() if line.startswith("| `fleetrules ")}
+    for verb, formats in REGISTRY.items():
+        missing = [f for f in formats.writers if f != "text" and f not in rows[verb]]
+        assert not missing, f"README's row of {verb} does not name {missing}"

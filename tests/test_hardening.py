@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import engine.cli
+import engine.cli.inputs
 from engine import FleetrulesError, UsageError, evaluate, load_facts, load_rules
 from engine.cli import main
 from engine.errors import printable
@@ -61,7 +61,7 @@ def test_an_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(*_: Any, **__: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(engine.cli, "evaluate", interrupted)
+    monkeypatch.setattr(engine.cli.inputs, "evaluate", interrupted)
     result = CliRunner().invoke(main, ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts")])
     assert result.exit_code == 130 and result.stderr == "fleetrules: interrupted\n" and result.stdout == ""
 

@@ -199,12 +199,12 @@ def test_a_snapshot_read_once_still_shows_the_line_of_a_policys_error(tmp_path: 
 
 def test_eval_builds_no_report_unless_asked(monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
     """The HTML report (bindings by clusters) is made only with --report: it cost as much as the evaluation."""
-    import engine.cli
+    import engine.cli.evaluating
 
     def refused(*_: object, **__: object) -> str:
         raise AssertionError("the report was built")
 
-    monkeypatch.setattr(engine.cli, "report_html", refused)
+    monkeypatch.setattr(engine.cli.evaluating, "report_html", refused)
     assert _eval("examples/flink-ha/policy.fr", "--facts", "examples/flink-ha/facts").startswith("analytics/")
 
 

@@ -1,0 +1,22 @@
+"""The ``fleetrules`` command line: one module per family of verbs, on the group of engine.cli.app.
+
+- engine.cli.authoring: ``check``, ``fmt``, ``convert``, ``lsp`` (writing rules);
+- engine.cli.evaluating: ``eval``, ``explain``, ``simulate``, ``report`` (rules over facts);
+- engine.cli.reviewing: ``diff``, ``resilience``, ``test`` (reviewing a change);
+- engine.cli.formats: every verb's output formats, one registry; engine.cli.options: the options verbs share;
+  engine.cli.inputs: what verbs read; engine.cli.app: the group, exit codes, how a command ends.
+
+Exit codes: 0 clean; 1 problems found (``check``, ``fmt --check``, failed tests, ``diff --fail-on``); 2 usage
+errors and input that cannot be used (unreadable files, invalid rules or facts given to a command that
+evaluates them). Every command turns FleetrulesError into rendered diagnostics; a traceback means a bug.
+"""
+
+from __future__ import annotations
+
+from engine.cli import authoring, evaluating, reviewing
+from engine.cli.app import EXIT_PROBLEMS, EXIT_USAGE, kubectl_main, main, run
+from engine.cli.options import CONTROLLER_ENV
+
+VERBS = (authoring, evaluating, reviewing)  # imported for the verbs they add to ``main``
+
+__all__ = ["CONTROLLER_ENV", "EXIT_PROBLEMS", "EXIT_USAGE", "VERBS", "kubectl_main", "main", "run"]

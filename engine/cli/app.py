@@ -1,0 +1,204 @@
+"""The command group, and how a command ends: exit codes, messages, output written as it comes, signals.
+
+Exit codes: 0 clean; 1 problems found (``check``, ``fmt --check``, failed tests, ``diff --fail-on``); 2 usage
+errors and input that cannot be used (unreadable files, invalid rules or facts given to a command that
+evaluates them). Every command runs ``guarded``: FleetrulesError becomes rendered diagnostics; a traceback
+means a bug.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import importlib.metadata
+import io
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from engine.collector import THRESHOLDS
+from engine.errors import Diagnostic, FleetrulesError, UsageError, printable, render
+
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_PIPE = 141  # 128 + SIGPIPE
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="fleetrules")
+def main() -> None:
+    """Write, check, evaluate and review Karmada placement and failover policy as code."""
+    gc.set_threshold(*THRESHOLDS)  # the process is ours: rendering and reviews collect less too (engine.collector)
+
+
+def say(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print ``text`` with control characters and lone surrogates escaped (a rule file's "\\u0000"
+    prints as that, not as a NUL)."""
+    click.echo(printable(text), err=err, nl=nl)
+
+
+def warn(d: Diagnostic, sources: Mapping[str, str] | None = None) -> None:
+    """A warning to stderr, once per command: a snapshot read both as rules and as facts converts its
+    policies twice, and says so once."""
+    seen = click.get_current_context().meta.setdefault("fleetrules.warned", set())
+    key = (d.severity, d.message, d.span, d.subject)
+    if key not in seen:
+        seen.add(key)
+        say(render(d, sources), err=True)
+
+
+def stream(chunks: Iterable[str]) -> None:
+    """Write ``chunks`` to stdout as they come (escaped as ``say`` escapes), in pieces of about 64 KiB."""
+    out = sys.stdout
+    pending: list[str] = []
+    size = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= 65536:
+            out.write(printable("".join(pending)))
+            pending, size = [], 0
+    out.write(printable("".join(pending)))
+
+
+def guarded(command: F) -> F:
+    """Run a command body; FleetrulesError becomes rendered messages and an exit code; output that
+    cannot be written and an interrupt end it with a message instead of a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            value = command(*args, **kwargs)
+            sys.stdout.flush()  # a full device or a closed pipe shows here, not at exit
+            return value
+        except UsageError as exc:
+            say(f"fleetrules: {exc.render()}", err=True)
+            sys.exit(EXIT_USAGE)
+        except FleetrulesError as exc:  # rules or facts that cannot be used: an input error
+            say(exc.render(), err=True)
+            sys.exit(EXIT_USAGE)
+        except OSError as exc:
+            _unwritable(exc)
+        except KeyboardInterrupt:
+            say("fleetrules: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except _Terminated:
+            say("fleetrules: terminated", err=True)
+            sys.exit(EXIT_TERMINATED)
+
+    return run  # type: ignore[return-value]
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that what it started ends too (resilience's workers, temporary
+    files): the default action killed the process at once and orphaned its workers."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _unwritable(exc: OSError) -> NoReturn:
+    """End on output that cannot be written: quietly when the reader went away (`| head`), as a shell would;
+    else with a message."""
+    _silence_stdout()
+    if isinstance(exc, BrokenPipeError):
+        sys.exit(EXIT_PIPE)
+    say(f"fleetrules: error: cannot write the output: {exc.strerror or exc}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (tests): nothing is flushed at exit
+
+
+def write_report(path: str | None, html: Callable[[], str]) -> None:
+    """The HTML report (``html`` makes it, only when asked for) written whole or not at all: to a temporary file
+    beside it, then renamed."""
+    if path is None:
+        return
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise UsageError(f"--report: no such directory: {target.parent}")
+    if target.is_symlink() or (target.exists() and not target.is_file()):  # a device, a FIFO, a link elsewhere
+        raise UsageError(f"--report: {path} exists and is not a regular file; give the path of a file to write")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(html())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def progress(total: int, label: str) -> contextlib.AbstractContextManager[Callable[[int], None] | None]:
+    """A progress bar on a terminal (click's), nothing on a pipe or in CI."""
+
+    @contextlib.contextmanager
+    def bar() -> Iterator[Callable[[int], None] | None]:
+        if not sys.stderr.isatty() or os.environ.get("CI") or total < 2:
+            yield None
+            return
+        with click.progressbar(length=total, label=label, file=sys.stderr) as shown:
+            done = [0]
+
+            def advance(count: int) -> None:
+                shown.update(count - done[0])
+                done[0] = count
+
+            yield advance
+            advance(total)  # done: the last report may come before the last step
+
+    return bar()
+
+
+def package_version() -> str:
+    try:
+        return importlib.metadata.version("fleetrules")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+def run(prog_name: str | None = None) -> None:
+    """The command (the `fleetrules` script, `python -m engine`): ``main``, where output that cannot be written
+    even before a command runs (`--help > /dev/full`, a closed pipe) ends it with a message, not a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        main(prog_name=prog_name)
+    except OSError as exc:
+        _unwritable(exc)
+    except SystemExit as exc:
+        if exc.code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+            # stopped: what the command started was ended as the exception left it (workers killed, files
+            # removed); the interpreter's own shutdown would still join a killed pool's threads, which then
+            # write to closed pipes and print their tracebacks
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(exc.code)
+        raise
+
+
+def kubectl_main() -> None:
+    """The kubectl plugin (`kubectl fleetrules …`): the same commands, named as kubectl users type them."""
+    run(prog_name="kubectl fleetrules")

@@ -1,0 +1,147 @@
+"""The verbs of evaluating rules over facts: ``eval``, ``explain``, ``simulate`` and the HTML ``report``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from engine.cli import inputs, options
+from engine.cli.app import guarded, main, package_version, progress, say, warn, write_report
+from engine.cli.formats import EVAL, SIMULATE, Evaluated, Simulated
+from engine.errors import UsageError, did_you_mean
+from engine.evaluate import evaluate
+from engine.evaluate import simulate as run_simulation
+from engine.render.report import report_html
+from engine.render.results import explain_text
+from engine.review.diff import compare
+
+REJECTIONS = click.option(
+    "--rejections",
+    type=click.Choice(["summary", "all"]),
+    default="summary",
+    show_default=True,
+    help="summary: per binding, the rejected clusters counted by reason with the first few names (as Karmada's "
+    "FitError counts them) and the best feasible clusters. all: also every rejected cluster with its rule and "
+    "source line, and every feasible cluster with its score.",
+)
+
+
+@main.command("eval")
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@options.FACTS
+@options.NOW
+@options.RESCHEDULE
+@EVAL.option()
+@REJECTIONS
+@options.REPORT
+@options.CONTROLLER
+@options.REFERENCE
+@options.KARMADA
+@options.ROOT
+@guarded
+def eval_command(
+    rules: Sequence[str],
+    facts: Sequence[str],
+    now: str | None,
+    reschedule: str,
+    output: str,
+    rejections: str,
+    report_path: str | None,
+) -> None:
+    """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
+    result = inputs.evaluated(rules, facts, now, reschedule, explanations=False)
+    write_report(report_path, lambda: report_html(package_version(), result=result))
+    EVAL.write(output, Evaluated(result, rejections == "all"))
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@options.FACTS
+@options.NOW
+@options.RESCHEDULE
+@click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
+@click.option("--cluster", required=True, help="The cluster whose decision to explain.")
+@options.CONTROLLER
+@options.REFERENCE
+@options.KARMADA
+@options.ROOT
+@guarded
+def explain(
+    rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, binding: str, cluster: str
+) -> None:
+    """Show the rules and facts behind one binding's decision about one cluster."""
+    result = inputs.evaluated(rules, facts, now, reschedule, explanations=True)
+    try:
+        placement = result.placement(binding)
+    except KeyError:
+        known = [p.binding for p in result.placements]
+        hint = did_you_mean(binding, known) or (f"; known: {', '.join(known)}" if known else "")
+        raise UsageError(f"--binding: no placed binding {binding!r}{hint}") from None
+    evictions = [e for e in result.evictions if e.binding == binding and e.cluster == cluster]
+    say(explain_text(placement, cluster, evictions), nl=False)
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@options.FACTS
+@click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
+@SIMULATE.option()
+@options.REPORT
+@options.CONTROLLER
+@options.REFERENCE
+@options.KARMADA
+@options.ROOT
+@guarded
+def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str, report_path: str | None) -> None:
+    """Step failover through time: evictions, placements, deletions and injected labels."""
+    rule_set, loaded = inputs.rules_and_facts(rules, facts)
+    start, timeline = inputs.events(events)
+    for d in loaded.warnings:
+        warn(d)
+    flags, reference = options.controllers(), options.reference()
+    with progress(inputs.worth_a_bar(loaded, len(timeline) + 1), "steps") as advance:
+        entries = run_simulation(rule_set, loaded, start, timeline, warn, flags, reference, advance)
+    initial = {b.key: b.cluster_names for b in loaded.bindings}
+    write_report(report_path, lambda: report_html(package_version(), timeline=(entries, start, initial)))
+    SIMULATE.write(output, Simulated(entries, start))
+
+
+@main.command()
+@click.argument("rules", nargs=-1, required=True, type=click.Path())
+@options.FACTS
+@options.NOW
+@options.RESCHEDULE
+@click.option("--events", type=click.Path(), help="Also step failover through these timed events (the timeline).")
+@click.option("--base", "base", multiple=True, type=click.Path(), help="Also show the change from these old rules.")
+@click.option("-o", "--output", "report_path", required=True, type=click.Path(dir_okay=False), help="The HTML file.")
+@options.CONTROLLER
+@options.REFERENCE
+@options.KARMADA
+@options.ROOT
+@guarded
+def report(
+    rules: Sequence[str],
+    facts: Sequence[str],
+    now: str | None,
+    reschedule: str,
+    events: str | None,
+    base: Sequence[str],
+    report_path: str,
+) -> None:
+    """Write one self-contained HTML page: the placement matrix, the failover timeline (--events) and the
+    change from older rules (--base), to look at rather than read."""
+    rule_set, loaded = inputs.rules_and_facts(rules, facts)
+    when, again, flags, reference = options.now(now), reschedule == "all", options.controllers(), options.reference()
+    result = evaluate(rule_set, loaded, when, again, flags, reference=reference)
+    timeline = None
+    if events is not None:
+        start, planned = inputs.events(events)
+        entries = run_simulation(rule_set, loaded, start, planned, warn, flags, reference)
+        timeline = (entries, start, {b.key: b.cluster_names for b in loaded.bindings})
+    changes = None
+    if base:
+        old = evaluate(inputs.rules(base), loaded, when, again, flags, reference=reference)
+        changes = compare(old, result, 0)
+    write_report(report_path, lambda: report_html(package_version(), result, timeline, changes))
+    say(f"wrote {report_path}", err=True)

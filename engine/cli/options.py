@@ -1,0 +1,156 @@
+"""The options several verbs share, and the values they keep for whatever the verb loads later (the rules'
+Karmada version, the roots rule files may reach, the control plane's flags, the reference engine)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from engine.errors import UsageError
+from engine.evaluate import evaluation_time
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
+from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
+
+
+def _kept(key: str, parse: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """A click callback that parses an option's value and keeps it for whatever the verb loads later
+    (the rules' Karmada version, the controllers' flags); a ValueError is the option's usage error."""
+
+    def keep(ctx: click.Context, _: click.Parameter, value: Any) -> None:
+        try:
+            ctx.meta[key] = parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return keep
+
+
+def _meta(key: str) -> Any:
+    return click.get_current_context().meta.get(key)
+
+
+_VERSION_KEY = "fleetrules.karmada_version"
+KARMADA = click.option(
+    "--karmada-version",
+    callback=_kept(_VERSION_KEY, lambda v: KARMADA_VERSION if v is None else karmada_version(v)),
+    expose_value=False,
+    is_eager=True,
+    help=f"The Karmada version whose behaviour to model where versions differ ({', '.join(KARMADA_VERSIONS)}; "
+    f"default {KARMADA_VERSION}).",
+)
+
+
+def version() -> str:
+    """--karmada-version."""
+    return str(_meta(_VERSION_KEY) or KARMADA_VERSION)
+
+
+_ROOT_KEY = "fleetrules.roots"
+ROOT = click.option(
+    "--root",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    callback=_kept(_ROOT_KEY, tuple),
+    expose_value=False,
+    help="A directory the paths that rule and test files name (includes, a test's rules and facts) may reach "
+    "besides the paths given (repeatable); nothing outside them is read.",
+)
+
+
+def roots() -> tuple[str, ...]:
+    """--root."""
+    return tuple(_meta(_ROOT_KEY) or ())
+
+
+_CONTROLLERS_KEY = "fleetrules.controllers"
+CONTROLLER_ENV = "FLEETRULES_CONTROLLER"
+
+
+def _controllers(given: Sequence[str]) -> Controllers:
+    """The flags of FLEETRULES_CONTROLLER (a user's control plane, set once), then those given with --controller
+    (a later setting of the same flag wins)."""
+    from_env = os.environ.get(CONTROLLER_ENV, "").split()
+    try:
+        Controllers.parse(from_env)
+    except ValueError as exc:
+        raise click.UsageError(f"{CONTROLLER_ENV}: {exc}") from None
+    return Controllers.parse([*from_env, *given])
+
+
+CONTROLLER = click.option(
+    "--controller",
+    multiple=True,
+    callback=_kept(_CONTROLLERS_KEY, _controllers),
+    expose_value=False,
+    metavar="FLAG=VALUE",
+    help="A flag of the Karmada control plane that changes failover, policy choice or scheduling (repeatable; "
+    "the defaults are Karmada's): enable-no-execute-taint-eviction=true|false (default false), "
+    "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m, "
+    "feature-gates=NAME=BOOL,… for Failover, MultiplePodTemplatesScheduling, PolicyPreemption, "
+    "StatefulFailoverInjection and WorkloadAffinity (each off by default, as Karmada ships them). Your control "
+    f"plane's flags can be set once in {CONTROLLER_ENV} (space-separated); --controller adds to them.",
+)
+
+
+def controllers() -> Controllers:
+    """FLEETRULES_CONTROLLER and --controller."""
+    found = _meta(_CONTROLLERS_KEY)
+    return found if isinstance(found, Controllers) else DEFAULT_CONTROLLERS
+
+
+_REFERENCE_KEY = "fleetrules.reference"
+REFERENCE = click.option(
+    "--reference",
+    is_flag=True,
+    callback=_kept(_REFERENCE_KEY, bool),
+    expose_value=False,
+    help="Evaluate every rule inside durable-rules, without the indexed joins: slow, and the same answer "
+    "(what the indexed joins are tested against; for checking a suspected difference).",
+)
+
+
+def reference() -> bool:
+    """--reference."""
+    return _meta(_REFERENCE_KEY) is True
+
+
+FACTS = click.option(
+    "--facts",
+    "facts",
+    multiple=True,
+    type=click.Path(),
+    help="Fact file or directory (repeatable); default: the YAML files among the rule paths, read as a snapshot.",
+)
+NOW = click.option("--now", help="The evaluation time, RFC 3339 (default: the facts' own times only).")
+RESCHEDULE = click.option(
+    "--reschedule",
+    type=click.Choice(["needed", "all"]),
+    default="needed",
+    show_default=True,
+    help="needed: run the bindings Karmada's scheduler would (not yet scheduled, placement or replicas changed, "
+    "reschedule triggered, a target cluster deleting); the others keep their clusters. all: place every one anew.",
+)
+REPORT = click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="Also write a self-contained HTML report (placement matrix, timeline, diff) to this file.",
+)
+
+
+def now(value: str | None) -> dt.datetime | None:
+    """--now, as a time."""
+    return evaluation_time(value, "--now")
+
+
+def gates(fail_on: str, known: Sequence[str]) -> set[str]:
+    """The comma-separated ``--fail-on`` categories, each one of ``known``."""
+    chosen = {g.strip() for g in fail_on.split(",") if g.strip()}
+    unknown = chosen - set(known)
+    if unknown:
+        raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
+    return chosen
