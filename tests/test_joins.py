@@ -323,6 +323,41 @@ def test_peers_name_the_group_as_it_was_when_the_decision_was_made() -> None:
     assert list(now) == [("v_q", "p2"), ("v_q", "p4")]
 
 
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_bindings_placements_are_one_batch_whose_facts_keep_their_ids(tmp_path: Path, reference: bool) -> None:
+    """A binding's placements are placed as one batch (Session.place): kept whole where only plans read them
+    (the facts made as they are read), asserted one by one where the engine does (the reference). Either way a
+    fact keeps its id while it stays (a binding leaving one cluster keeps the others'), an id retracted is
+    never used again (a cluster left and taken again is a new fact), and a changed binding part is all new."""
+    path = tmp_path / "r.fr"
+    path.write_text("policy p { select { kind Deployment } workload anti-affinity by app }\n")
+    rule_set = load_rules([path])
+    session: Any = program(tuple(rule_set.policies), tuple(rule_set.rules), reference).session()
+    common = {"namespace": "n", "affinity_group": "", "anti_affinity_group": "app=x", "binding": "w1"}
+    a, b, c = ({"cluster": name} for name in ("a", "b", "c"))
+
+    def placed() -> dict[str, str]:  # cluster → the id of its placement fact, as the session has it
+        facts = [f for f in session.index.all_of("placement")] if not reference else []
+        facts = facts or [f for f in session._facts.values() if f["t"] == "placement"]
+        assert all(session.fact(f["id"]) == f for f in facts)
+        return {f["cluster"]: f["id"] for f in facts}
+
+    batch = session.place(None, "placement", common, [a, b, c])
+    first = placed()
+    assert sorted(first) == ["a", "b", "c"] and bool(session.index.batches.get("placement")) != reference
+    assert session.place(batch, "placement", common, [a, c]) == batch
+    assert placed() == {"a": first["a"], "c": first["c"]} and session.fact(first["b"]) is None
+    assert session.place(batch, "placement", common, [a]) == batch
+    assert session.place(batch, "placement", common, [a, b, c]) == batch
+    again = placed()
+    assert again["a"] == first["a"] and not {again["b"], again["c"]} & set(first.values())
+    moved = session.place(batch, "placement", {**common, "namespace": "m"}, [a, b, c])
+    assert not set(placed().values()) & set(again.values())
+    session.retract(moved)
+    assert placed() == {} and all(session.fact(i) is None for i in again.values())
+    session.close()
+
+
 # ---------------------------------------------------------------- failover through time, against the reference
 
 NOT_READY = "cluster.karmada.io/not-ready"

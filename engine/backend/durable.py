@@ -28,7 +28,7 @@ from typing import Any
 
 from durable import engine as durable
 
-from engine.backend.indexed import CompiledPlan, FactIndex
+from engine.backend.indexed import Batch, CompiledPlan, FactIndex
 from engine.backend.indexed import decisions as planned_decisions
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
@@ -327,6 +327,9 @@ class DurableSession:
         # rule's answers outlive changes it does not read: a taint leaves a cluster statement's decisions as
         # they were, the same objects, which the scheduler's shared results compare by identity)
         self._planned: dict[int, dict[str, tuple[Decision, ...]]] = {}
+        # batches (Session.place) by id: kept whole (a Batch, its facts made when read) when no engine rule reads
+        # their type; else their facts asserted one by one, with the common part and each fact's part and id
+        self._batches: dict[str, Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]] = {}
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -382,7 +385,12 @@ class DurableSession:
         return tuple(self._evictions)
 
     def fact(self, fact_id: str) -> Mapping[str, Any] | None:
-        return self._facts.get(fact_id)
+        found = self._facts.get(fact_id)
+        if found is not None or "." not in fact_id:
+            return found
+        batch_id, _, number = fact_id.rpartition(".")  # a fact of a batch kept whole: ID.n
+        batch = self._batches.get(batch_id)
+        return batch.member(int(number)) if isinstance(batch, Batch) and number.isdigit() else None
 
     def derivation(self, fact_id: str) -> Decision | None:
         return self._derived.get(fact_id)
@@ -393,6 +401,65 @@ class DurableSession:
         fact_id = self._assert(fact_type, props)
         self._drain()
         return fact_id
+
+    def place(
+        self, batch_id: str | None, fact_type: str, common: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]
+    ) -> str:
+        """Make the facts of the batch ``batch_id`` (None: a new batch) ``common | part`` for each of ``parts``;
+        returns the batch's id (``retract`` retracts its facts). Kept whole while no engine rule reads the type
+        (the plans make its facts as they visit them); else asserted one by one, those alike staying asserted."""
+        old = self._batches.get(batch_id) if batch_id is not None else None
+        if fact_type in self.program.engine_types:
+            return self._place_each(batch_id, old, fact_type, common, parts)
+        whole = {**common, "t": fact_type, "sid": self.sid}
+        numbers: list[int] = []
+        if isinstance(old, Batch) and old.common == whole:
+            # its facts alike (an equal part) keep their ids, as facts asserted one by one stay asserted
+            if len(old.parts) == len(parts) and all(a is b or a == b for a, b in zip(old.parts, parts, strict=True)):
+                return old.id
+            kept: dict[tuple[Any, ...], list[int]] = defaultdict(list)  # a part's values → its facts' numbers
+            for part, number in zip(old.parts, old.numbers, strict=True):
+                kept[tuple(part.items())].append(number)
+            fresh = itertools.count(old.fresh)
+            numbers = [n.pop(0) if (n := kept.get(tuple(part.items()))) else next(fresh) for part in parts]
+            self.retract(old.id)
+            batch = Batch(old.id, whole, tuple(parts), tuple(numbers), next(fresh))
+        else:
+            if batch_id is not None:
+                self.retract(batch_id)
+            batch = Batch(f"{fact_type[:2]}{next(self._ids)}", whole, tuple(parts), range(len(parts)), len(parts))
+        self._batches[batch.id] = batch
+        if fact_type in self.program.planned_types:
+            self.index.add_batch(fact_type, batch)
+            self._changed(fact_type)
+        return batch.id
+
+    def _place_each(
+        self,
+        batch_id: str | None,
+        old: Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]] | None,
+        fact_type: str,
+        common: Mapping[str, Any],
+        parts: Sequence[Mapping[str, Any]],
+    ) -> str:
+        """``place`` for a type the engine reads: a fact per part, those of the batch's facts alike (the same
+        common part, an equal part) staying asserted (a binding leaving one of fifty clusters changes one fact)."""
+        alike: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+        before = old[1] if isinstance(old, tuple) and old[0] == common else []
+        for part, fact_id in before:
+            alike[tuple(part.items())].append(fact_id)
+        kept = [alike[key].pop(0) if alike.get(key := tuple(part.items())) else None for part in parts]
+        staying = set(kept)
+        for _, fact_id in reversed(old[1] if isinstance(old, tuple) else []):
+            if fact_id not in staying:
+                self.retract(fact_id)
+        made = [
+            (part, fact_id if fact_id is not None else self.assert_fact(fact_type, {**common, **part}))
+            for part, fact_id in zip(parts, kept, strict=True)
+        ]
+        batch_id = batch_id if batch_id is not None else f"{fact_type[:2]}{next(self._ids)}"
+        self._batches[batch_id] = (dict(common), made)
+        return batch_id
 
     def _assert(self, fact_type: str, props: Mapping[str, Any]) -> str:
         while True:
@@ -452,6 +519,17 @@ class DurableSession:
 
     def retract(self, fact_id: str) -> None:
         """Retract a fact, and withdraw every decision and derived fact that depended on it."""
+        batch = self._batches.pop(fact_id, None)
+        if isinstance(batch, Batch):
+            fact_type = batch.common["t"]
+            if fact_type in self.program.planned_types:
+                self.index.remove_batch(fact_type, batch)
+                self._changed(fact_type)
+            return
+        if batch is not None:
+            for _, each in reversed(batch[1]):
+                self.retract(each)
+            return
         fact = self._facts.pop(fact_id, None)
         if fact is None:
             return

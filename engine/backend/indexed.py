@@ -16,10 +16,12 @@ import operator
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any, overload
 
 from engine.backend.protocol import NO_DEPS, Decision, DecisionKind
 from engine.compile import ir
+from engine.compile.encoding import BATCHED, in_part
 from engine.compile.joins import PEER_FACTS, JoinPlan, Operand, Step
 
 Fact = dict[str, Any]
@@ -47,7 +49,7 @@ class Peers(Sequence[tuple[str, str]]):
 
     __slots__ = ("_alias", "_at", "_count", "_gone", "_group", "_listed", "_own")
 
-    def __init__(self, alias: str, group: Group, at: int, gone: Mapping[str, int], own: Any, count: int) -> None:
+    def __init__(self, alias: str, group: Group, at: int, gone: Mapping[str, list[int]], own: Any, count: int) -> None:
         self._alias, self._group, self._at, self._gone, self._own, self._count = alias, group, at, gone, own, count
         self._listed: tuple[tuple[str, str], ...] | None = None
 
@@ -57,7 +59,10 @@ class Peers(Sequence[tuple[str, str]]):
             self._listed = tuple(
                 (self._alias, fact_id)
                 for added, fact_id, fact in self._group.log
-                if added <= at and gone.get(fact_id, at + 1) > at and fact.get("binding", _MISSING) != own
+                if added <= at
+                and not any(added < g <= at for g in gone.get(fact_id, ()))  # not removed since (a batch's
+                # fact kept when its batch changed is removed and added again, with its id)
+                and fact.get("binding", _MISSING) != own
             )
         return self._listed
 
@@ -78,6 +83,34 @@ class Peers(Sequence[tuple[str, str]]):
 _MISSING = object()
 
 
+class Batch:
+    """Facts asserted together, each ``common`` (with the session's fields) and one of ``parts``: a binding's
+    placements, one per cluster. Kept as the batch alone, its facts are made when a plan visits them, with the
+    ids ``ID.n`` (``numbers``: each part's n): 3.1 M placements of 12,500 Duplicated bindings were 3.1 M dicts
+    (about 450 bytes each with their ids and index entries) where the parts are a reference each, shared by
+    every binding on the cluster."""
+
+    __slots__ = ("common", "fresh", "id", "numbers", "parts")
+
+    def __init__(
+        self, batch_id: str, common: Fact, parts: Sequence[Mapping[str, Any]], numbers: Sequence[int], fresh: int
+    ) -> None:
+        self.id, self.common, self.parts, self.numbers = batch_id, common, parts, numbers
+        self.fresh = fresh  # the number of the next fact it takes: a fact's id, once retracted, is never used again
+
+    def members(self) -> Iterator[Fact]:
+        common, prefix = self.common, self.id + "."
+        for part, number in zip(self.parts, self.numbers, strict=True):
+            yield {**common, **part, "id": f"{prefix}{number}"}
+
+    def member(self, number: int) -> Fact | None:
+        """The fact ``ID.number``, if the batch has it."""
+        for part, n in zip(self.parts, self.numbers, strict=True):
+            if n == number:
+                return {**self.common, **part, "id": f"{self.id}.{number}"}
+        return None
+
+
 class FactIndex:
     """The facts of one session by type, and hash indexes on their properties, built on first use."""
 
@@ -91,10 +124,48 @@ class FactIndex:
         self._nested: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Nested] = {}
         self._nested_of: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
         self.seq = 0  # counts the changes to facts of nested-indexed types: when a group's facts came and went
-        self.gone: dict[str, int] = {}  # a retracted fact of a nested-indexed type → when it went
+        self.gone: dict[str, list[int]] = defaultdict(list)  # a fact of a nested-indexed type → when it went
+        # batches (Batch) by type, and indexes of them on properties their common part has: key values → batches
+        self.batches: dict[str, dict[str, Batch]] = defaultdict(dict)
+        self._batch_indexes: dict[tuple[str, tuple[str, ...]], BatchIndex] = {}
+        self._batch_keys_of: dict[str, list[tuple[str, ...]]] = defaultdict(list)
 
     def add(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         self.by_type[fact_type][fact_id] = fact
+        self._index(fact_type, fact_id, fact)
+
+    def remove(self, fact_type: str, fact_id: str, fact: Fact) -> None:
+        self.by_type[fact_type].pop(fact_id, None)
+        self._unindex(fact_type, fact_id, fact)
+
+    def add_batch(self, fact_type: str, batch: Batch) -> None:
+        """Add the batch's facts: the batch to the indexes on its common part's properties; each fact, made, to
+        the indexes on other properties (a plan looking placements up by cluster) and to the nested ones."""
+        self.batches[fact_type][batch.id] = batch
+        for keys in self._batch_keys_of.get(fact_type, ()):
+            values = _values(batch.common, keys)
+            if values is not None:
+                self._batch_indexes[(fact_type, keys)].setdefault(values, {})[batch.id] = batch
+        if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
+            for fact in batch.members():
+                self._index(fact_type, fact["id"], fact)
+
+    def remove_batch(self, fact_type: str, batch: Batch) -> None:
+        self.batches[fact_type].pop(batch.id, None)
+        for keys in self._batch_keys_of.get(fact_type, ()):
+            values = _values(batch.common, keys)
+            if values is None:
+                continue
+            bucket = self._batch_indexes[(fact_type, keys)].get(values)
+            if bucket is not None:
+                bucket.pop(batch.id, None)
+                if not bucket:
+                    del self._batch_indexes[(fact_type, keys)][values]
+        if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
+            for fact in batch.members():
+                self._unindex(fact_type, fact["id"], fact)
+
+    def _index(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         for keys in self._keys_of.get(fact_type, ()):
             values = _values(fact, keys)
             if values is not None:
@@ -105,8 +176,7 @@ class FactIndex:
         for keys, group_by in nested_keys:
             self._into_group(self._nested[(fact_type, keys, group_by)], keys, group_by, fact_id, fact)
 
-    def remove(self, fact_type: str, fact_id: str, fact: Fact) -> None:
-        self.by_type[fact_type].pop(fact_id, None)
+    def _unindex(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         for keys in self._keys_of.get(fact_type, ()):
             values = _values(fact, keys)
             if values is not None:
@@ -118,7 +188,7 @@ class FactIndex:
         nested_keys = self._nested_of.get(fact_type, ())
         if nested_keys:
             self.seq += 1
-            self.gone[fact_id] = self.seq
+            self.gone[fact_id].append(self.seq)
         for keys, group_by in nested_keys:
             values, groups = _values(fact, keys), _values(fact, group_by)
             nested = self._nested[(fact_type, keys, group_by)]
@@ -154,7 +224,7 @@ class FactIndex:
     def _build_nested(self, fact_type: str, keys: tuple[str, ...], group_by: tuple[str, ...]) -> Nested:
         nested: Nested = {}
         self.seq += 1
-        for fact_id, fact in self.by_type.get(fact_type, {}).items():
+        for fact_id, fact in self._items(fact_type):
             self._into_group(nested, keys, group_by, fact_id, fact)
         self._nested[(fact_type, keys, group_by)] = nested
         self._nested_of[fact_type].append((keys, group_by))
@@ -171,12 +241,41 @@ class FactIndex:
             ]
         return found
 
+    def batch_indexes(self, lookups: tuple[tuple[str, tuple[str, ...]], ...]) -> list[BatchIndex]:
+        """The indexes of batches on each (type, keys) of ``lookups`` (properties of their common part), built the
+        first time."""
+        return [
+            found if (found := self._batch_indexes.get(lookup)) is not None else self._build_batches(*lookup)
+            for lookup in lookups
+        ]
+
+    def _build_batches(self, fact_type: str, keys: tuple[str, ...]) -> BatchIndex:
+        index: BatchIndex = {}
+        for batch in self.batches.get(fact_type, {}).values():
+            values = _values(batch.common, keys)
+            if values is not None:
+                index.setdefault(values, {})[batch.id] = batch
+        self._batch_indexes[(fact_type, keys)] = index
+        self._batch_keys_of[fact_type].append(keys)
+        return index
+
     def all_of(self, fact_type: str) -> Iterable[Fact]:
-        return self.by_type.get(fact_type, {}).values()
+        facts = self.by_type.get(fact_type, {}).values()
+        batches = self.batches.get(fact_type)
+        if not batches:
+            return facts
+        return chain(facts, (fact for batch in list(batches.values()) for fact in batch.members()))
+
+    def _items(self, fact_type: str) -> Iterator[tuple[str, Fact]]:
+        """(id, fact) of every fact of the type, those of batches made."""
+        yield from self.by_type.get(fact_type, {}).items()
+        for batch in self.batches.get(fact_type, {}).values():
+            for fact in batch.members():
+                yield fact["id"], fact
 
     def _build(self, fact_type: str, keys: tuple[str, ...]) -> Index:
         index: Index = {}
-        for fact_id, fact in self.by_type.get(fact_type, {}).items():
+        for fact_id, fact in self._items(fact_type):
             values = _values(fact, keys)
             if values is not None:
                 index.setdefault(values, {})[fact_id] = fact
@@ -228,7 +327,8 @@ _CHECK = {
     )
 }
 
-Matcher = Callable[[Fact, list[Index], list[Nested], "FactIndex", list[Decision], bool], None]
+BatchIndex = dict[tuple[Any, ...], dict[str, "Batch"]]  # key values → the batches whose common part has them
+Matcher = Callable[[Fact, list[Index], list[Nested], list[BatchIndex], "FactIndex", list[Decision], bool], None]
 
 
 class CompiledPlan:
@@ -248,6 +348,7 @@ class CompiledPlan:
         self.source = emitter.source()
         self.lookups = tuple(emitter.lookups)
         self.nested = tuple(emitter.nested)
+        self.batched = tuple(emitter.batched)
         scope: dict[str, Any] = {
             "M": _MISSING,
             "C": _CHECK,
@@ -275,15 +376,17 @@ def decisions(plan: CompiledPlan, anchor: Fact, facts: FactIndex, out: list[Deci
     neither fills another nor counts against a `not`). ``explained``: a grouped decision names every match it
     stands for (Decision.group); without, only their count is kept (in its weight), which a group of peers
     counted from the nested index makes without visiting them."""
-    if plan.needs is not None and not facts.by_type.get(plan.needs):
+    if plan.needs is not None and not (facts.by_type.get(plan.needs) or facts.batches.get(plan.needs)):
         return  # no fact of the first pattern's type at all (no eviction task, no missing API)
-    plan._match(anchor, facts.indexes(plan.lookups), facts.nested(plan.nested), facts, out, explained)
+    batched = facts.batch_indexes(plan.batched) if plan.batched else []
+    plan._match(anchor, facts.indexes(plan.lookups), facts.nested(plan.nested), batched, facts, out, explained)
 
 
 class _Emitter:
-    """The Python source of one planned rule: ``match(A, X, N, S, out, E)`` appends to ``out`` the decisions of
+    """The Python source of one planned rule: ``match(A, X, N, B, S, out, E)`` appends to ``out`` the decisions of
     every match of the anchor fact ``A``, looking facts up in the indexes ``X`` (one per step with keys, in
-    ``lookups``' order), the nested indexes ``N`` (of counted steps, in ``nested``' order) and the FactIndex
+    ``lookups``' order), the nested indexes ``N`` (of counted steps, in ``nested``' order), the indexes of batches
+    ``B`` (of steps over a batched type looked up by its common part, in ``batched``' order) and the FactIndex
     ``S`` (every fact of a type); ``E``: grouped decisions name their matches (explanations)."""
 
     def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
@@ -292,11 +395,12 @@ class _Emitter:
         self.constants: list[Any] = []  # literals other than str, int and bool: K[i]
         self.lookups: list[tuple[str, tuple[str, ...]]] = []  # X[i]: the index on (type, keys)
         self.nested: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []  # N[i]: on (type, keys, group_by)
+        self.batched: list[tuple[str, tuple[str, ...]]] = []  # B[i]: the index of batches on (type, keys)
         self.var = {plan.anchor: "A"}  # alias → the local that holds its fact
         self.types = {plan.anchor: plan.anchor_type}
 
     def source(self) -> str:
-        self.lines = ["def match(A, X, N, S, out, E):"]
+        self.lines = ["def match(A, X, N, B, S, out, E):"]
         self._line(1, f"if not {self._cond(self.plan.anchor_cond, 'A')}:")
         self._line(2, "return")
         # what stays the same for every match of the anchor is computed once, not per match: its pair of
@@ -362,6 +466,11 @@ class _Emitter:
         if not step.keys:
             return f"S.all_of({step.fact_type!r})"
         key = self._key(step, depth, exit)
+        if step.fact_type in BATCHED and not any(in_part(k) for k in step.keys):
+            # looked up among the batches by their common part, each batch's facts made as they are visited
+            self.batched.append((step.fact_type, step.keys))
+            self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
+            return f"((_f for _g in b{depth}.values() for _f in _g.members()) if b{depth} is not None else ())"
         self.lookups.append((step.fact_type, step.keys))
         self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
         return f"(b{depth}.values() if b{depth} is not None else ())"
@@ -370,7 +479,9 @@ class _Emitter:
         """Emit the test that passes over a candidate not filling the step: a fact already matched (of the
         same type), or one that fails the condition the lookup left to check."""
         cond = step.residual if step.keys else step.cond
-        tests = [f"{fact} is {var}" for alias, var in self.var.items() if self.types[alias] == step.fact_type]
+        # a batch's facts are made anew at each visit: the same fact is the same id
+        same = "{0}['id'] == {1}['id']" if step.fact_type in BATCHED else "{0} is {1}"
+        tests = [same.format(fact, var) for alias, var in self.var.items() if self.types[alias] == step.fact_type]
         if cond != ir.TRUE:
             tests.append(f"not {self._cond(cond, fact)}")
         if tests:

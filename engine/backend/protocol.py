@@ -62,8 +62,15 @@ class Session(Protocol):
     def assert_fact(self, fact_type: str, props: Mapping[str, Any]) -> str:
         """Assert a fact (and what rules derive from it); returns its id."""
 
+    def place(
+        self, batch_id: str | None, fact_type: str, common: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]
+    ) -> str:
+        """Make the facts of the batch ``batch_id`` (None: a new one) ``common | part`` for each of ``parts`` (a
+        binding's placements: its part and each cluster's); returns the batch's id, which ``retract`` takes.
+        How the facts are kept is the session's (a Batch: its facts made as plans visit them)."""
+
     def retract(self, fact_id: str) -> None:
-        """Retract a fact, withdrawing every decision and derived fact that depended on it."""
+        """Retract a fact (or a batch), withdrawing every decision and derived fact that depended on it."""
 
     def decisions(self, owner: str) -> Sequence[Decision]:
         """The reject and prefer decisions about the binding (or policy scope) fact ``owner``."""

@@ -108,34 +108,41 @@ def policy_scope(name: str) -> dict[str, Any]:
     return {"key": policy_owner(name), "policy": name}
 
 
+# The fact types a session may keep in batches (engine.backend.indexed.Batch): a binding's placements, each its
+# binding's part (the same in all) and one cluster's part (its name and labels: ``in_part``).
+BATCHED = frozenset({"placement"})
+
+
+def in_part(prop: str) -> bool:
+    """Whether a placement's property is of its cluster's part (the name, the labels ``C…``), not its binding's."""
+    return prop == "cluster" or prop.startswith("C")
+
+
 def placements(
     symbols: Symbols,
     binding_props: Mapping[str, Any],
     targets: Sequence[Cluster | str],
-    seen: dict[str, tuple[Cluster, dict[str, Any], tuple[Any, ...]]] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any], tuple[Any, ...], list[tuple[Any, ...]]]:
-    """The placement facts of a binding on ``targets`` (a Cluster, or the name of one not in the facts), its
-    ``scheduled`` fact, and the values the facts are made of: the binding's part (the same in each) and each
-    fact's cluster part (the same object for every binding on the cluster). ``seen`` keeps each cluster's part
-    (its name and labels, and their values), for as long as the cluster is the same object."""
+    seen: dict[str, tuple[Cluster, dict[str, Any]]] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """A binding's placements on ``targets`` (a Cluster, or the name of one not in the facts): their binding's
+    part (the same in each), each one's cluster part (the same dict for every binding on the cluster: ``seen``
+    keeps them, for as long as the cluster is the same object), and the binding's ``scheduled`` fact. The
+    placement on ``targets[i]`` is ``common | parts[i]``."""
     base = {k: binding_props[k] for k in ("namespace", "affinity_group", "anti_affinity_group")}
     base["binding"] = binding_props["name"]
-    own = base | {k: v for k, v in binding_props.items() if k.startswith("L")}
-    facts, parts = [], []
+    common = base | {k: v for k, v in binding_props.items() if k.startswith("L")}
+    parts = []
     for target in targets:
         if isinstance(target, Cluster):
             known = seen.get(target.name) if seen is not None else None
             if known is None or known[0] is not target:
-                part = {"cluster": target.name} | labels(symbols, target.labels, "C")
-                known = (target, part, tuple(part.values()))
+                known = (target, {"cluster": target.name} | labels(symbols, target.labels, "C"))
                 if seen is not None:
                     seen[target.name] = known
-            facts.append(own | known[1])
-            parts.append(known[2])
+            parts.append(known[1])
         else:
-            facts.append(own | {"cluster": target})
-            parts.append((target,))
-    return facts, base, tuple(own.values()), parts
+            parts.append({"cluster": target})
+    return common, parts, base
 
 
 def taint(cluster_name: str, t: Taint) -> dict[str, Any]:

@@ -106,9 +106,8 @@ class Scheduler:
         self.session: Session = program.session(explanations)
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
-        # binding key → its placement facts' ids, their cluster parts' and binding part's values (encoding.placements),
-        # and its ``scheduled`` marker's id
-        self.placement_ids: dict[str, tuple[list[str], list[tuple[Any, ...]], tuple[Any, ...], str | None]] = {}
+        # binding key → its placements' batch (Session.place) and its ``scheduled`` marker's id
+        self.placement_ids: dict[str, tuple[str, str | None]] = {}
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
         self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
@@ -158,7 +157,7 @@ class Scheduler:
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
-        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any], tuple[Any, ...]]] = {}  # encoding.placements
+        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.placements' cache
 
     def close(self) -> None:
         self.session.close()
@@ -173,36 +172,32 @@ class Scheduler:
         if owned is None and not facts:
             return
         self._changed((OWNER, owner))
-        keys: list[Any] = [tuple(props.values()) for props in facts]
-        ids = self._replace(fact_type, *(owned[1:] if owned is not None else ([], [])), facts, keys)
+        ids, keys = self._replace(fact_type, *(owned[1:] if owned is not None else ([], [])), facts)
         if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
             self.owned[(owner, what)] = (facts, ids, keys)
 
     def _replace(
-        self,
-        fact_type: str,
-        old_ids: Sequence[str],
-        old_keys: Sequence[Any] | None,
-        new: list[dict[str, Any]],
-        keys: Sequence[Any],
-    ) -> list[str]:
-        """Make the facts asserted as ``old_ids`` the facts ``new``, those alike staying asserted, the others
-        retracted (in reverse order), then the new ones asserted (in order); the ids of ``new``. Facts are alike
-        when their ``keys`` and ``old_keys`` (values standing for them) are equal; None: none is alike. A binding
-        leaving one of its fifty clusters changes one fact, not a hundred."""
+        self, fact_type: str, old_ids: Sequence[str], old_keys: Sequence[Any], new: list[dict[str, Any]]
+    ) -> tuple[list[str], list[Any]]:
+        """Make the facts asserted as ``old_ids`` (their values ``old_keys``) the facts ``new``: those in both stay
+        asserted, the others are retracted (in reverse order), then the new ones asserted (in order); the ids
+        and values of ``new``. Facts of a type are alike when their values are (the encoder makes a type's keys
+        in one order)."""
+        keys: list[Any] = [tuple(props.values()) for props in new]
         try:
-            stay = dict(zip(old_keys, old_ids, strict=True)) if old_keys is not None else {}
+            stay = dict(zip(old_keys, old_ids, strict=True))
             kept = [stay.pop(key, None) for key in keys]  # each old fact stays for one new fact at most
         except TypeError:  # a list among the values: every fact anew, none alike
-            kept = [None] * len(new)
+            kept, keys = [None] * len(new), [object() for _ in new]
         staying = set(kept)
         for fact_id in reversed(old_ids):
             if fact_id not in staying:
                 self.session.retract(fact_id)
-        return [
+        ids = [
             fact_id if fact_id is not None else self.session.assert_fact(fact_type, props)
             for props, fact_id in zip(new, kept, strict=True)
         ]
+        return ids, keys
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
@@ -323,7 +318,8 @@ class Scheduler:
     # ------------------------------------------------------------ placements in the engine
     def _place(self, key: str, clusters: Sequence[str]) -> None:
         """Replace the binding's placement facts: its ``scheduled`` marker retracted first and asserted last,
-        around the placements of the clusters it left and took (those of the clusters it keeps stay)."""
+        around its placements, one batch (Session.place: kept whole, or the placements of the clusters it keeps
+        staying asserted where the engine reads them)."""
         b = self.binding_facts[key]
         old = self.placement_ids.pop(key, None)
         if old is not None or clusters:  # the placements its groups' rules read change
@@ -333,23 +329,20 @@ class Scheduler:
                 else:
                     self._changed(group)
         self._placed[key] = tuple(clusters)
-        if old is not None and old[3] is not None:
-            self.session.retract(old[3])
+        if old is not None and old[1] is not None:
+            self.session.retract(old[1])
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
-            for fact_id in reversed(old[0] if old is not None else ()):
-                self.session.retract(fact_id)
+            if old is not None:
+                self.session.retract(old[0])
             return  # no rule could match its placements (saves a third of the engine's work at scale)
         targets = [self.clusters.get(name, name) for name in clusters]
-        placements, scheduled, own, parts = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        # alike when their cluster parts are, the binding's part being the same: each fact's values are not
-        # kept (a tuple per placement: a tenth of the memory of a fleet of Duplicated bindings)
-        alike = old[1] if old is not None and old[2] == own else None
-        ids = self._replace("placement", old[0] if old is not None else (), alike, placements, parts)
+        common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
+        batch = self.session.place(old[0] if old is not None else None, "placement", common, parts)
         marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
             marker = self.session.assert_fact("scheduled", scheduled)
-        self.placement_ids[key] = (ids, parts, own, marker)
+        self.placement_ids[key] = (batch, marker)
 
     def restore(self, binding: Binding) -> None:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
