@@ -351,6 +351,8 @@ def test_a_bindings_placements_are_one_batch_whose_facts_keep_their_ids(tmp_path
     assert session.place(batch, "placement", common, [a, b, c]) == batch
     again = placed()
     assert again["a"] == first["a"] and not {again["b"], again["c"]} & set(first.values())
+    assert session.place(batch, "placement", common, [{"cluster": "a"}, c, b]) == batch  # a's part made anew
+    assert placed() == again
     moved = session.place(batch, "placement", {**common, "namespace": "m"}, [a, b, c])
     assert not set(placed().values()) & set(again.values())
     session.retract(moved)

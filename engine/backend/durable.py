@@ -22,7 +22,7 @@ import copy
 import itertools
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -417,11 +417,8 @@ class DurableSession:
             # its facts alike (an equal part) keep their ids, as facts asserted one by one stay asserted
             if len(old.parts) == len(parts) and all(a is b or a == b for a, b in zip(old.parts, parts, strict=True)):
                 return old.id
-            kept: dict[tuple[Any, ...], list[int]] = defaultdict(list)  # a part's values → its facts' numbers
-            for part, number in zip(old.parts, old.numbers, strict=True):
-                kept[tuple(part.items())].append(number)
             fresh = itertools.count(old.fresh)
-            numbers = [n.pop(0) if (n := kept.get(tuple(part.items()))) else next(fresh) for part in parts]
+            numbers = self._numbers(old, parts, fresh)
             self.retract(old.id)
             batch = Batch(old.id, whole, tuple(parts), tuple(numbers), next(fresh))
         else:
@@ -433,6 +430,24 @@ class DurableSession:
             self.index.add_batch(fact_type, batch)
             self._changed(fact_type)
         return batch.id
+
+    @staticmethod
+    def _numbers(old: Batch, parts: Sequence[Mapping[str, Any]], fresh: Iterator[int]) -> list[int]:
+        """The numbers of ``parts`` in the batch that replaces ``old`` (the same common part): an old fact's for a
+        part alike (the same dict, most often: a cluster's part is shared; else equal values), a fresh one else."""
+        by_identity = dict(zip(map(id, old.parts), old.numbers, strict=True))  # a binding's parts are distinct
+        numbers = [by_identity.pop(id(part), -1) for part in parts]  # -1: not found so
+        if -1 in numbers:  # a part made anew (its cluster changed, or a cluster not in the facts): by its values
+            left = set(by_identity.values())
+            by_value: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+            for part, number in zip(old.parts, old.numbers, strict=True):
+                if number in left:
+                    by_value[tuple(part.items())].append(number)
+            numbers = [
+                n if n >= 0 else (v.pop(0) if (v := by_value.get(tuple(part.items()))) else next(fresh))
+                for part, n in zip(parts, numbers, strict=True)
+            ]
+        return numbers
 
     def _place_each(
         self,
