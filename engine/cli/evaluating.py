@@ -35,10 +35,7 @@ REJECTIONS = click.option(
 @EVAL.option()
 @REJECTIONS
 @options.REPORT
-@options.CONTROLLER
-@options.REFERENCE
-@options.KARMADA
-@options.ROOT
+@options.evaluating
 @guarded
 def eval_command(
     rules: Sequence[str],
@@ -62,10 +59,7 @@ def eval_command(
 @options.RESCHEDULE
 @click.option("--binding", required=True, help="The binding, as NAMESPACE/NAME.")
 @click.option("--cluster", required=True, help="The cluster whose decision to explain.")
-@options.CONTROLLER
-@options.REFERENCE
-@options.KARMADA
-@options.ROOT
+@options.evaluating
 @guarded
 def explain(
     rules: Sequence[str], facts: Sequence[str], now: str | None, reschedule: str, binding: str, cluster: str
@@ -88,10 +82,7 @@ def explain(
 @click.option("--events", "events", required=True, type=click.Path(), help="The timed events (YAML).")
 @SIMULATE.option()
 @options.REPORT
-@options.CONTROLLER
-@options.REFERENCE
-@options.KARMADA
-@options.ROOT
+@options.evaluating
 @guarded
 def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: str, report_path: str | None) -> None:
     """Step failover through time: evictions, placements, deletions and injected labels."""
@@ -115,10 +106,7 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
 @click.option("--events", type=click.Path(), help="Also step failover through these timed events (the timeline).")
 @click.option("--base", "base", multiple=True, type=click.Path(), help="Also show the change from these old rules.")
 @click.option("-o", "--output", "report_path", required=True, type=click.Path(dir_okay=False), help="The HTML file.")
-@options.CONTROLLER
-@options.REFERENCE
-@options.KARMADA
-@options.ROOT
+@options.evaluating
 @guarded
 def report(
     rules: Sequence[str],

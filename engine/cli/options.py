@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -14,6 +14,8 @@ from engine.errors import UsageError
 from engine.evaluate import evaluation_time
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _kept(key: str, parse: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], None]:
@@ -140,6 +142,14 @@ REPORT = click.option(
     type=click.Path(dir_okay=False),
     help="Also write a self-contained HTML report (placement matrix, timeline, diff) to this file.",
 )
+
+
+def evaluating(command: F) -> F:
+    """The options of every verb that evaluates rules: the control plane's flags, the reference engine, the
+    Karmada version and the roots rule files may reach (in this order in its help)."""
+    for option in (ROOT, KARMADA, REFERENCE, CONTROLLER):
+        command = option(command)
+    return command
 
 
 def now(value: str | None) -> dt.datetime | None:

@@ -44,10 +44,7 @@ from engine.review.testing import TEST_SUFFIX, run_tests
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
 @options.REPORT
-@options.CONTROLLER
-@options.REFERENCE
-@options.KARMADA
-@options.ROOT
+@options.evaluating
 @guarded
 def diff_command(
     base: Sequence[str],
@@ -128,10 +125,7 @@ def _renamed(text: str, old: str, new: str, in_json: bool) -> str:
     help="Exit 1 if a scenario has any of these: unschedulable,spread-lost,state-lost (with --base: new ones).",
 )
 @options.REPORT
-@options.CONTROLLER
-@options.REFERENCE
-@options.KARMADA
-@options.ROOT
+@options.evaluating
 @guarded
 def resilience(
     rules: Sequence[str],
