@@ -32,6 +32,7 @@ from engine.backend.indexed import Batch, CompiledPlan, FactIndex
 from engine.backend.indexed import decisions as planned_decisions
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
+from engine.compile.encoding import BATCHED
 from engine.compile.program import CompiledProgram
 
 _HOST: durable.Host | None = None
@@ -406,10 +407,11 @@ class DurableSession:
         self, batch_id: str | None, fact_type: str, common: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]
     ) -> str:
         """Make the facts of the batch ``batch_id`` (None: a new batch) ``common | part`` for each of ``parts``;
-        returns the batch's id (``retract`` retracts its facts). Kept whole while no engine rule reads the type
-        (the plans make its facts as they visit them); else asserted one by one, those alike staying asserted."""
+        returns the batch's id (``retract`` retracts its facts). A type the plans read in batches (encoding.BATCHED:
+        placements) is kept whole while no engine rule reads it (the plans make its facts as they visit them);
+        any other is asserted one by one, those alike staying asserted (a binding's members, tasks, taints)."""
         old = self._batches.get(batch_id) if batch_id is not None else None
-        if fact_type in self.program.engine_types:
+        if fact_type not in BATCHED or fact_type in self.program.engine_types:
             return self._place_each(batch_id, old, fact_type, common, parts)
         whole = {**common, "t": fact_type, "sid": self.sid}
         numbers: list[int] = []
@@ -457,13 +459,18 @@ class DurableSession:
         common: Mapping[str, Any],
         parts: Sequence[Mapping[str, Any]],
     ) -> str:
-        """``place`` for a type the engine reads: a fact per part, those of the batch's facts alike (the same
-        common part, an equal part) staying asserted (a binding leaving one of fifty clusters changes one fact)."""
+        """``place`` for a type the plans cannot read in batches, or the engine reads: a fact per part, those of the
+        batch's facts alike (the same common part, an equal part) staying asserted (a binding leaving one of fifty
+        clusters changes one fact, not a hundred), the others retracted in reverse order, then the new ones
+        asserted in order."""
         alike: dict[tuple[Any, ...], list[str]] = defaultdict(list)
         before = old[1] if isinstance(old, tuple) and old[0] == common else []
-        for part, fact_id in before:
-            alike[tuple(part.items())].append(fact_id)
-        kept = [alike[key].pop(0) if alike.get(key := tuple(part.items())) else None for part in parts]
+        try:
+            for part, fact_id in before:
+                alike[tuple(part.items())].append(fact_id)
+            kept = [alike[key].pop(0) if alike.get(key := tuple(part.items())) else None for part in parts]
+        except TypeError:  # a list among the values: every fact anew, none alike
+            kept = [None] * len(parts)
         staying = set(kept)
         for _, fact_id in reversed(old[1] if isinstance(old, tuple) else []):
             if fact_id not in staying:

@@ -111,8 +111,8 @@ class Scheduler:
         self.binding_policy: dict[str, ast.Policy | None] = {}
         self.binding_facts: dict[str, dict[str, Any]] = {}
         self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
-        # (owner key, what) → the facts asserted for it and their ids
-        self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], list[str], list[Any]]] = {}
+        # (owner key, what) → the facts asserted for it and their batch (Session.place)
+        self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
@@ -163,41 +163,18 @@ class Scheduler:
         self.session.close()
 
     def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
-        """Make ``facts`` the facts ``owner`` has for ``what``: unchanged ones stay asserted (explanations
-        already given keep their facts), changed ones are retracted and asserted anew."""
+        """Make ``facts`` the facts ``owner`` has for ``what``, one batch (Session.place: unchanged ones stay
+        asserted, so explanations already given keep their facts; changed ones are retracted and asserted anew)."""
         owned = self.owned.pop((owner, what), None)
         if owned is not None and owned[0] == facts:
             self.owned[(owner, what)] = owned
             return
-        if owned is None and not facts:
-            return
-        self._changed((OWNER, owner))
-        ids, keys = self._replace(fact_type, *(owned[1:] if owned is not None else ([], [])), facts)
-        if facts:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
-            self.owned[(owner, what)] = (facts, ids, keys)
-
-    def _replace(
-        self, fact_type: str, old_ids: Sequence[str], old_keys: Sequence[Any], new: list[dict[str, Any]]
-    ) -> tuple[list[str], list[Any]]:
-        """Make the facts asserted as ``old_ids`` (their values ``old_keys``) the facts ``new``: those in both stay
-        asserted, the others are retracted (in reverse order), then the new ones asserted (in order); the ids
-        and values of ``new``. Facts of a type are alike when their values are (the encoder makes a type's keys
-        in one order)."""
-        keys: list[Any] = [tuple(props.values()) for props in new]
-        try:
-            stay = dict(zip(old_keys, old_ids, strict=True))
-            kept = [stay.pop(key, None) for key in keys]  # each old fact stays for one new fact at most
-        except TypeError:  # a list among the values: every fact anew, none alike
-            kept, keys = [None] * len(new), [object() for _ in new]
-        staying = set(kept)
-        for fact_id in reversed(old_ids):
-            if fact_id not in staying:
-                self.session.retract(fact_id)
-        ids = [
-            fact_id if fact_id is not None else self.session.assert_fact(fact_type, props)
-            for props, fact_id in zip(new, kept, strict=True)
-        ]
-        return ids, keys
+        if owned is not None or facts:
+            self._changed((OWNER, owner))
+        if facts:
+            self.owned[(owner, what)] = (facts, self.session.place(owned[1] if owned else None, fact_type, {}, facts))
+        elif owned is not None:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
+            self.session.retract(owned[1])
 
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
