@@ -39,6 +39,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from engine.check.rules import load_rule_set
 from engine.check.semantic import check
+from engine.compile import ir
 from engine.compile.encoding import Symbols
 from engine.compile.joins import plan
 from engine.compile.lift import lift
@@ -50,6 +51,7 @@ from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
 from engine.syntax import ast
 from engine.syntax.fmt import format_source
 from engine.syntax.parse import parse_partial
+from engine.syntax.schema import POLICY_SCOPE
 
 SOURCE = "fleetrules"
 _LOG = logging.getLogger("fleetrules.lsp")
@@ -158,8 +160,19 @@ def _policy_hover(policy: ast.Policy) -> str:
     return "\n".join(lines)
 
 
+def _scope(rule: ir.Rule, symbols: Symbols) -> str:
+    """The bindings a lifted rule decides for at once (engine.compile.lift), in words."""
+    if rule.scope == POLICY_SCOPE:
+        return "policy (it reads the binding only through its policy)"
+    names = {prop: f'labels["{key}"]' for key, prop in symbols.labels.items()}
+    names |= {prop: f'"{value}" in {field}' for (field, value), prop in symbols.flags.items()}
+    read = ", ".join(f"b.{names.get(k, k)}" for k in rule.scope_keys)
+    return f"group of bindings alike in {read} (its own placements and clusters checked per binding)"
+
+
 def _rule_hover(rule: ast.Rule) -> str:
-    compiled, problems = compile_rules([rule], Symbols())
+    symbols = Symbols()
+    compiled, problems = compile_rules([rule], symbols)
     lines = [f"**rule {rule.name.value}**"]
     if problems or not compiled:
         lines.append("")
@@ -177,11 +190,11 @@ def _rule_hover(rule: ast.Rule) -> str:
                 for s in join.steps
             )
             if lifted.scoped:
-                where = f"as an indexed join once per policy (it reads the binding only through its policy): {steps}"
+                where = f"as an indexed join once per {_scope(lifted, symbols)}: {steps}"
             else:
                 where = f"as an indexed join from each binding: {steps}"
         elif lifted.scoped:
-            where = "in durable-rules, once per policy and cluster (it reads the binding only through its policy)"
+            where = f"in durable-rules, once per cluster and {_scope(lifted, symbols)}"
         else:
             where = "in durable-rules, per binding"
         lines.append(f"Evaluated {where}.")

@@ -33,18 +33,20 @@ def test_built_in_group_rules_are_planned_as_index_lookups(tmp_path: Path) -> No
     rules = _rules(tmp_path, "policy p { select { kind Deployment } clusters { labels { env = prod } } }\n")
     anti = plan(rules["workload-anti-affinity"])
     assert anti is not None and anti.anchor == "v_b"
-    # placements by (namespace, group), clusters by name, the binding's own clusters by (owner, field, value)
+    # lifted to the group's scope (engine.compile.lift): placements by (namespace, group), clusters by name; the
+    # binding's own clusters and its own placements are exemptions, checked per binding
+    assert anti.anchor_type == "group_scope"
     assert [(s.fact_type, s.negated, s.keys) for s in anti.steps] == [
         ("placement", False, ("anti_affinity_group", "namespace")),
         ("cluster", False, ("name",)),
-        ("member", True, ("field", "owner", "value")),
     ]
+    exempt = (("name", ir.Ref("v_p", "binding")), ("clusters", ir.Ref("v_c", "name")))
+    assert rules["workload-anti-affinity"].exempt == exempt
     affinity = plan(rules["workload-affinity"])
-    assert affinity is not None
+    assert affinity is not None and affinity.anchor_type == "group_scope"
     assert [(s.fact_type, s.negated, s.keys) for s in affinity.steps] == [
         ("scheduled", False, ("affinity_group", "namespace")),
         ("cluster", False, ()),  # every cluster: a peer's clusters are what it is *not* rejected on
-        ("member", True, ("field", "owner", "value")),
         ("placement", True, ("binding", "cluster", "namespace")),
     ]
     assert plan(rules["api-enablement"]) is not None  # every pattern reached through an equality
@@ -67,7 +69,9 @@ def test_a_rule_that_scans_every_cluster_for_every_binding_stays_in_the_engine(t
     rules = _rules(
         tmp_path,
         "policy p { select { kind Deployment } }\n"
-        'rule scan { when binding b (b.labels.team == "a") and cluster c (c.labels.tier != "gold")'
+        'rule scan { when binding b (b.name != "a") and cluster c (c.labels.tier != "gold")'
+        ' then reject c for b "no" }\n'
+        'rule by-team { when binding b (b.labels.team == "a") and cluster c (c.labels.tier != "gold")'
         ' then reject c for b "no" }\n'
         "rule peers { when binding b and placement q (q.binding != b.name and q.namespace == b.namespace)"
         ' and cluster c (c.name == q.cluster) then reject c for b "taken" }\n'
@@ -75,8 +79,12 @@ def test_a_rule_that_scans_every_cluster_for_every_binding_stays_in_the_engine(t
     )
     assert plan(rules["scan"]) is None
     assert plan(rules["derives"]) is None
+    # a scan that reads the binding's label only: once per value of the label (engine.compile.lift), not per binding
+    by_team = plan(rules["by-team"])
+    assert by_team is not None and by_team.anchor_type == "group_scope"
     peers = plan(rules["peers"])
-    assert peers is not None and [s.keys for s in peers.steps] == [("namespace",), ("name",)]
+    assert peers is not None and peers.anchor_type == "group_scope"
+    assert [s.keys for s in peers.steps] == [("namespace",), ("name",)]
 
 
 def test_a_negation_is_checked_as_soon_as_what_it_compares_with_is_matched(tmp_path: Path) -> None:

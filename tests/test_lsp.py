@@ -113,8 +113,9 @@ def test_a_stdio_session(tmp_path: Path) -> None:
 
     rule_hover = out["rule hover"]
     assert isinstance(rule_hover, types.Hover) and isinstance(rule_hover.contents, types.MarkupContent)
-    assert "Evaluated as an indexed join from each binding: placement by namespace, cluster by name" in (
-        rule_hover.contents.value
+    assert (
+        "Evaluated as an indexed join once per group of bindings alike in b.namespace (its own placements and"
+        " clusters checked per binding): placement by namespace, cluster by name" in rule_hover.contents.value
     )
 
     definition = out["definition"]

@@ -4,8 +4,10 @@ changes that made evaluation grow with bindings + policies x clusters instead of
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -47,7 +49,8 @@ def test_which_rules_are_lifted(tmp_path: Path) -> None:
     )
     scoped = lifted(rules, tmp_path)
     assert scoped["p/clusters.labels"] and scoped["taint-toleration"] and scoped["by-label"]
-    assert not scoped["workload-anti-affinity"] and not scoped["cluster-eviction"]
+    assert scoped["workload-anti-affinity"]  # to the group's scope: namespace and group, its own placements exempt
+    assert not scoped["cluster-eviction"]
     assert not scoped["by-name"] and not scoped["says-name"] and not scoped["derives"]
 
 
@@ -161,3 +164,27 @@ def test_rule_files_see_placements_of_bindings_without_groups(tmp_path: Path) ->
     )
     result = run(tmp_path, rules, [cluster("a"), cluster("b"), workload("v"), workload("w")])
     assert [result.placement(key(n)).clusters for n in ("v", "w")] == [("a",), ("b",)]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_lifting_changes_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The random fleets of tests/test_joins.py (workload affinity and anti-affinity terms, peers' placements, user
+    rules over them) give byte for byte the same placements and explanations whether the rules are lifted to their
+    policy's or group's scope (the default) or every rule is matched per binding inside durable-rules."""
+    from engine import evaluate, load_facts, load_rules
+    from engine.schedule import program
+    from tests.test_joins import _fleet, _outputs, _rule_text
+
+    rng = random.Random(1000 + seed)
+    rules_path = tmp_path / "rules.fr"
+    rules_path.write_text(_rule_text(rng))
+    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng))
+    lifted = evaluate(rules, facts, reschedule_all=seed % 2 == 0)
+    program._program.cache_clear()
+    monkeypatch.setattr("engine.compile.program.lift", lambda rule: rule)
+    try:
+        per_binding = evaluate(rules, facts, reschedule_all=seed % 2 == 0, reference=True)
+    finally:
+        program._program.cache_clear()
+    expected, actual = _outputs(per_binding, lifted)
+    assert actual == expected

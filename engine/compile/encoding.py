@@ -6,7 +6,7 @@ property (``L0``, ``L1``, …), each tested list element one flag (``F0``, …),
 carries its cluster's labels too (``CL0``, …). Every property a program names is present on every
 fact of its type, ``ABSENT`` when unset (durable-rules fails a join on a missing property).
 Facts are owned by keys that say what they stand for: ``c/NAME`` a cluster, ``b/NS/NAME`` a binding,
-``p/NAME`` a policy's scope.
+``p/NAME`` a policy's scope, ``g/N`` a group of bindings' (engine.compile.lift).
 """
 
 from __future__ import annotations
@@ -106,6 +106,16 @@ def binding(symbols: Symbols, b: Binding, policy: str, groups: Groups) -> dict[s
 
 def policy_scope(name: str) -> dict[str, Any]:
     return {"key": policy_owner(name), "policy": name}
+
+
+def group_scope(number: int, keys: Sequence[str], binding: Mapping[str, Any]) -> dict[str, Any]:
+    """The group_scope fact of the bindings alike in ``keys`` (engine.compile.lift), of which ``binding`` is one."""
+    return {"key": f"g/{number}"} | {k: binding[k] for k in keys if k in binding}
+
+
+def scope_value(keys: Sequence[str], binding: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What the bindings of one group_scope fact share: their values of ``keys`` (absent ones as absent)."""
+    return tuple((k in binding, repr(binding.get(k))) for k in keys)
 
 
 # The fact types a session may keep in batches (engine.backend.indexed.Batch): a binding's placements, each its

@@ -168,12 +168,19 @@ class Rule:
     term: str | None = None
     builtin: bool = False
     user: bool = False  # a `rule` of a rule file (not built in, not a policy's statement)
-    # lifted (engine.compile.lift): the binding pattern matches one policy_scope fact per policy, and a
-    # decision does not apply to a binding whose list field holds the value of one of the exemptions
-    scoped: bool = False
+    # lifted (engine.compile.lift): the binding pattern matches one scope fact (``scope``: policy_scope, one per
+    # policy; group_scope, one per value of the binding fields ``scope_keys`` and those of the program's other
+    # rules lifted so), and a decision does not apply to a binding whose list field holds the value of one of
+    # the exemptions (``("name", v)``: whose name is v)
+    scope: str = ""
+    scope_keys: tuple[str, ...] = ()
     exempt: tuple[tuple[str, Ref | str | int | bool], ...] = ()
     # for `fleetrules explain`: the source text of the rule or statement
     text: str = field(default="", compare=False)
+
+    @property
+    def scoped(self) -> bool:
+        return bool(self.scope)
 
 
 _MISSING = object()

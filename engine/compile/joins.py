@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from engine.compile import ir
-from engine.syntax.schema import POLICY_SCOPE
 
 # Fact types of which there is one (or one per target cluster) per binding: a rule that joins them is
 # the work that grows with the bindings.
@@ -52,7 +51,7 @@ class JoinPlan:
     anchor: str
     anchor_cond: ir.Cond
     steps: tuple[Step, ...]
-    anchor_type: str = "binding"  # or policy_scope, for a rule lifted to policy scope (engine.compile.lift)
+    anchor_type: str = "binding"  # or the scope fact of a rule lifted to a scope (engine.compile.lift)
 
     @property
     def reads(self) -> frozenset[str]:
@@ -100,7 +99,7 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
     if len(owners) != 1 or len(anchors) != 1:
         return None
     anchor = anchors[0]
-    anchor_type = POLICY_SCOPE if rule.scoped else "binding"
+    anchor_type = rule.scope or "binding"
     if anchor.negated or anchor.fact_type != anchor_type or any(ir.refs(anchor.cond)):
         return None
     bound = {anchor.alias}

@@ -1,5 +1,5 @@
-"""Lifting rules to policy scope: rules that depend on their binding only through its policy fire once
-per (policy, cluster) instead of once per (binding, cluster)."""
+"""Lifting rules to a scope: rules that depend on their binding only through some of its fields fire once per
+scope (the bindings alike in those fields) and cluster instead of once per (binding, cluster)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from engine.compile import ir
-from engine.syntax.schema import MEMBER, POLICY_SCOPE
+from engine.syntax.schema import BUILTIN_FACTS, GROUP_SCOPE, MEMBER, POLICY_SCOPE, FieldType
+
+# what identifies one binding: a rule that reads these otherwise than as an exemption is not lifted
+_OWN = frozenset({"name", "key", "labels", "clusters"})
 
 
 def _props(cond: ir.Cond) -> Iterator[str]:
@@ -31,38 +34,84 @@ def _exemption(pattern: ir.Pattern, binding: str) -> tuple[str, ir.Ref | str | i
     return field_name, value
 
 
+def _not_itself(pattern: ir.Pattern, binding: str) -> tuple[ir.Pattern, list[tuple[str, ir.Ref]]]:
+    """``pattern`` without its ``F != binding.name`` tests (a peer's fact is not the binding's own), each a presence
+    test of F and a ``("name", F)`` exemption: the decision does not apply to the binding so named. Only for a
+    string field F of a built-in fact (its text is the value the exemption compares: a number would differ)."""
+    items = pattern.cond.items if isinstance(pattern.cond, ir.AllOf) else (pattern.cond,)
+    fields = BUILTIN_FACTS.get(pattern.fact_type, {})
+    kept: list[ir.Cond] = []
+    exempt: list[tuple[str, ir.Ref]] = []
+    for item in items:
+        if (
+            not pattern.negated
+            and isinstance(item, ir.Test)
+            and item.op == "!="
+            and item.operand == ir.Ref(binding, "name")
+            and fields.get(item.prop) is FieldType.STRING
+        ):
+            kept.append(ir.Present(item.prop))
+            exempt.append(("name", ir.Ref(pattern.alias, item.prop)))
+        else:
+            kept.append(item)
+    if not exempt:
+        return pattern, []
+    return replace(pattern, cond=ir.all_of(*kept)), exempt
+
+
 def lift(rule: ir.Rule) -> ir.Rule:
-    """The rule at policy scope, when it depends on its binding only through the binding's policy.
+    """The rule at a scope, when it depends on its binding only through some of the binding's fields.
 
     Most placement rules are of that kind (a policy's cluster statements, taints against the policy's
-    tolerations): matched per binding they fire once per (binding, cluster) pair, so their cost grows
-    with bindings x clusters. Lifted, the binding pattern matches one ``policy_scope`` fact per policy
-    (``key``, ``policy``), the rule fires once per (policy, cluster), and evaluation applies each
-    decision to the policy's bindings. A ``not (x in b.clusters)`` condition, the one per-binding part
-    such rules have (a cluster the binding already targets passes), becomes an exemption checked then.
-    Rules that derive or evict, or read other binding fields, are returned unchanged."""
+    tolerations, a namespace's anti-affinity group): matched per binding they fire once per (binding,
+    cluster) pair, so their cost grows with bindings x clusters. Lifted, the binding pattern matches one
+    scope fact per value of those fields, the rule fires once per (scope, cluster), and evaluation applies
+    each decision to the scope's bindings. What such rules read of one binding becomes an exemption checked
+    then: ``not (x in b.clusters)`` (a cluster the binding already targets passes) and ``p.f != b.name``
+    (a peer's fact, not the binding's own).
+
+    A rule that reads the binding's policy alone is lifted to ``policy_scope`` (one fact per policy); one that
+    reads other fields (namespace, affinity groups), and only rejects, to ``group_scope`` (one fact per value
+    of the fields every such rule of the program reads: engine.compile.program). Rules that derive or evict,
+    or read the binding's name or key otherwise, are returned unchanged."""
     if not rule.actions or not all(isinstance(a, (ir.Reject, ir.Prefer)) for a in rule.actions):
         return rule
     bindings = {a.binding for a in rule.actions if isinstance(a, (ir.Reject, ir.Prefer))}
     if len(bindings) != 1:
         return rule
     binding = bindings.pop()
+    anchor: ir.Pattern | None = None
+    at = 0  # where the anchor goes among the patterns kept
     patterns: list[ir.Pattern] = []
     exempt: list[tuple[str, ir.Ref | str | int | bool]] = []
+    read: set[str] = set()
     for pattern in rule.patterns:
         if pattern.alias == binding:
-            if pattern.fact_type != "binding" or set(_props(pattern.cond)) - {"policy"} or any(ir.refs(pattern.cond)):
+            if pattern.fact_type != "binding" or pattern.negated or any(ir.refs(pattern.cond)):
                 return rule
-            patterns.append(ir.Pattern(binding, POLICY_SCOPE, False, pattern.cond))
+            anchor, at = pattern, len(patterns)
+            read.update(_props(pattern.cond))
             continue
         exemption = _exemption(pattern, binding)
         if exemption is not None:
             exempt.append(exemption)
-        elif any(r.alias == binding and r.prop != "policy" for r in ir.refs(pattern.cond)):
-            return rule
-        else:
-            patterns.append(pattern)
+            continue
+        pattern, itself = _not_itself(pattern, binding)
+        exempt += itself
+        read.update(r.prop for r in ir.refs(pattern.cond) if r.alias == binding)
+        patterns.append(pattern)
     messages = [m for a in rule.actions if isinstance(a, ir.Reject) for m in (a.message, a.reason) if m is not None]
-    if any(isinstance(p, ir.Ref) and p.alias == binding and p.prop != "policy" for m in messages for p in m.parts):
+    read.update(p.prop for m in messages for p in m.parts if isinstance(p, ir.Ref) and p.alias == binding)
+    if anchor is None or read & _OWN:
         return rule
-    return replace(rule, patterns=tuple(patterns), scoped=True, exempt=tuple(exempt))
+    named = any(name == "name" for name, _ in exempt)
+    if read <= {"policy"} and not named:
+        scope = POLICY_SCOPE
+    elif all(isinstance(a, ir.Reject) for a in rule.actions):
+        scope = GROUP_SCOPE
+    else:  # a preference's grouped steps count peers whose names differ: its exemptions would not hold
+        return rule
+    lifted = ir.Pattern(binding, scope, False, anchor.cond)
+    keys = tuple(sorted(read)) if scope == GROUP_SCOPE else ()
+    patterns.insert(at, lifted)
+    return replace(rule, patterns=tuple(patterns), scope=scope, scope_keys=keys, exempt=tuple(exempt))

@@ -13,6 +13,7 @@ from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, RuleError, Span
 from engine.syntax import ast
+from engine.syntax.schema import GROUP_SCOPE
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class CompiledProgram:
     ungrouped: frozenset[str]
     # per rule, its join plan where its work grows with the bindings (engine.compile.joins)
     plans: tuple[JoinPlan | None, ...] = ()
+    # the binding fields a group_scope fact has: those every rule lifted to it reads (engine.compile.lift)
+    group_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,4 +71,5 @@ def compile_program(
     if any(isinstance(s, ast.WorkloadTerm) and s.preferred for p in policies for s in p.statements):
         ungrouped.add("placement")
     plans = tuple(plan(rule) for rule in lifted)
-    return CompiledProgram(lifted, compilation.symbols, frozenset(ungrouped), plans)
+    group_keys = tuple(sorted({k for rule in lifted if rule.scope == GROUP_SCOPE for k in rule.scope_keys}))
+    return CompiledProgram(lifted, compilation.symbols, frozenset(ungrouped), plans, group_keys)

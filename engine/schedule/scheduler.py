@@ -57,7 +57,7 @@ from engine.schedule.selection import PolicyChooser
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.views import Constant, Joined, Rejections, RejectionsOverlay, Subset
 from engine.syntax import ast
-from engine.syntax.schema import MEMBER, POLICY_SCOPE
+from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
 
 LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
 ONE = Limits(1, 1)  # a spread by cluster with minGroups 1 and maxGroups 1: exactly one cluster
@@ -116,6 +116,9 @@ class Scheduler:
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
+        self.group_ids: dict[str, str] = {}  # binding key → its group_scope fact (engine.compile.lift)
+        # group_scope fact → (its revision, its decisions, the ids of those each exemption (field, value) lifts)
+        self._scopes: dict[str, tuple[int, Sequence[Decision], dict[tuple[str, str], set[int]]]] = {}
         self._reasons: dict[tuple[int, str, str], Reason] = {}
         self._alone: dict[Reason, tuple[Reason]] = {}  # each reason as the one reason of a cluster, shared
         # policy scope fact → (its revision, whether a user's rule decided in it)
@@ -216,7 +219,25 @@ class Scheduler:
             self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, encoding.policy_scope(name))
         for binding in self.facts.bindings:
             self._load_binding(binding)
+        self._group_scopes()
         self.reset()
+
+    def _group_scopes(self) -> None:
+        """One group_scope fact per value of the fields the rules lifted to it read, for the bindings a policy
+        selects (the others are not decided), numbered in the bindings' order."""
+        keys = self.compiled.group_keys
+        if not keys:
+            return
+        ids: dict[tuple[Any, ...], str] = {}
+        for binding in self.facts.bindings:
+            if self.binding_policy[binding.key] is None:
+                continue
+            props = self.binding_facts[binding.key]
+            value = encoding.scope_value(keys, props)
+            scope = ids.get(value)
+            if scope is None:
+                scope = ids[value] = self.session.assert_fact(GROUP_SCOPE, encoding.group_scope(len(ids), keys, props))
+            self.group_ids[binding.key] = scope
 
     def _tasks(self, binding: Binding) -> None:
         tasks = [encoding.eviction_task(binding, t) for t in binding.eviction_tasks]
@@ -684,12 +705,15 @@ class Scheduler:
         elif why != Trigger.ALL and schedules_with_held_placement(binding, policy):
             self._note(binding.key, HELD_PLACEMENT)
         own = list(self.session.decisions(self.binding_ids[binding.key]))
+        grouped, alike = self._group_decisions(binding)
+        alike = alike if not own else None
+        own += grouped
         terms = self._terms_of(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
         plan = self._plan(policy)
         first: _Attempt | None = None
         for term in terms[start:]:
-            attempt = self._attempt(binding, plan, term, own)
+            attempt = self._attempt(binding, plan, term, own, alike)
             if attempt.error is None:
                 break
             first = first or attempt
@@ -721,16 +745,53 @@ class Scheduler:
             ),
         )
 
-    def _attempt(self, binding: Binding, plan: Plan, term: str | None, own: list[Decision]) -> _Attempt:
-        """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule)."""
+    def _group_decisions(self, binding: Binding) -> tuple[list[Decision], tuple[str, int] | tuple[()] | None]:
+        """The decisions of the binding's group scope that apply to it, and what it shares with the bindings of its
+        scope that decide alike: () when the scope decided nothing, (scope, revision) when all apply, None when one
+        of them does not (the binding's own placement or a cluster it targets lifts it: engine.compile.lift)."""
+        scope = self.group_ids.get(binding.key)
+        if scope is None:
+            return [], ()
+        revision = self.session.revision(scope)
+        found = self._scopes.get(scope)
+        if found is None or found[0] != revision:
+            decisions = self.session.decisions(scope)
+            lifting: dict[tuple[str, str], set[int]] = defaultdict(set)
+            for d in decisions:
+                for exemption in d.exempt:
+                    lifting[exemption].add(id(d))
+            found = self._scopes[scope] = (revision, decisions, dict(lifting))
+        _, decisions, lifting = found
+        if not decisions:
+            return [], ()
+        lifted = set().union(
+            lifting.get(("name", self.binding_facts[binding.key]["name"]), ()),
+            *(lifting.get(("clusters", c), ()) for c in binding.cluster_names),
+        )
+        if not lifted:
+            return list(decisions), (scope, revision)
+        return [d for d in decisions if id(d) not in lifted], None
+
+    def _attempt(
+        self,
+        binding: Binding,
+        plan: Plan,
+        term: str | None,
+        own: list[Decision],
+        alike: tuple[str, int] | tuple[()] | None = (),
+    ) -> _Attempt:
+        """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule).
+        ``own``: the binding's decisions and its group scope's that apply to it; ``alike``: what the bindings
+        of its group scope that have them all share (Scheduler._group_decisions), None when they differ."""
         policy = self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         # IsWorkload (the ClusterAffinity filter's overflow groups); AssignReplicas divides replicas only for a
         # workload of one pod template: a multi-component one goes, as a whole, to every selected cluster
         workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
         divides = (binding.replicas > 0 or binding.requirements is not None) and len(binding.components) <= 1
         shared = self._shared(policy, term, workload)
-        if self.share and not own and not binding.clusters:  # it decides as any binding alike
-            alike = (
+        if self.share and alike is not None and not binding.clusters:  # it decides as any binding alike
+            key = (
+                alike,
                 workload,
                 divides,
                 _request_key(binding),
@@ -739,10 +800,10 @@ class Scheduler:
                 reschedule_required(binding),
                 id(plan),
             )
-            found = shared.attempts.get(alike)
+            found = shared.attempts.get(key)
             if found is not None:
                 return found
-            attempt = shared.attempts[alike] = self._attempt_anew(binding, plan, shared, own, workload, divides)
+            attempt = shared.attempts[key] = self._attempt_anew(binding, plan, shared, own, workload, divides)
             return attempt
         return self._attempt_anew(binding, plan, shared, own, workload, divides)
 
@@ -952,6 +1013,8 @@ class Scheduler:
         if not self._user_rules:  # no `rule` in the rule set: nothing to ask the engine
             return False
         if any(rules[d.rule].user for d in self.session.decisions(self.binding_ids[binding.key])):
+            return True
+        if any(rules[d.rule].user for d in self._group_decisions(binding)[0]):
             return True
         scope = self.scope_ids[policy.name.value]
         revision = self.session.revision(scope)

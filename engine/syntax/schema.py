@@ -90,10 +90,12 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
 
 # Facts the engine asserts for its own bookkeeping: rules cannot name them, and no rule may derive them.
 # `member` is one element of a list field (engine.compile); `policy_scope` stands for every binding of
-# one policy in rules that depend on the binding only through its policy (engine.compile.lift).
+# one policy in rules that depend on the binding only through its policy, `group_scope` for every binding
+# alike in the fields other lifted rules read (a namespace's affinity groups: engine.compile.lift).
 MEMBER = "member"
 POLICY_SCOPE = "policy_scope"
-INTERNAL_FACTS = (MEMBER, POLICY_SCOPE)
+GROUP_SCOPE = "group_scope"
+INTERNAL_FACTS = (MEMBER, POLICY_SCOPE, GROUP_SCOPE)
 
 PURGE_MODES = ("Directly", "Gracefully", "Never")
 # accepted with a deprecation warning up to v1.18, removed in v1.19 (karmada commit 2aeae1ee)
