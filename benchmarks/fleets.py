@@ -9,7 +9,8 @@ the applied-placement annotation, spec.placement and workloadAffinityGroups), Du
 what real fleets have besides: ``unschedulable`` (some namespaces' policies name a region with no cluster, so
 their bindings get a FitError), ``divided`` (Divided by available replicas, spread over regions, clusters
 with resource summaries), ``preferred`` (a toleration of the tainted clusters), ``spread`` (one cluster
-per pipeline: spread by cluster, at most one).
+per pipeline: spread by cluster, at most one), ``interleaved`` (a group's members far apart in name order:
+pipeline-00000, -00250, -00500 and -00750 of a namespace of 1,000, where ``regional`` has them side by side).
 """
 
 from __future__ import annotations
@@ -178,8 +179,14 @@ def regional(clusters: int, workloads: int, variant: str = "", seed: int = 7) ->
     by_region: dict[str, list[str]] = {}
     for c in objects[:clusters]:
         by_region.setdefault(c["metadata"]["labels"][REGION], []).append(c["metadata"]["name"])
+    groups = max(1, workloads // NAMESPACES // GROUP_SIZE)  # per namespace
     for i in range(workloads):
         workload = _workload(i, variant)
+        local = i // NAMESPACES
+        position = local % GROUP_SIZE  # in its group
+        if variant == "interleaved":
+            workload["metadata"]["labels"][PIPELINE] = f"p{local % groups:04d}"
+            position = local // groups
         if variant == "divided":
             workload["spec"]["taskManager"]["replicas"] = rng.randrange(2, 12)
         objects.append(workload)
@@ -192,9 +199,8 @@ def regional(clusters: int, workloads: int, variant: str = "", seed: int = 7) ->
             and variant != "divided"
             and not (variant == "unschedulable" and namespace % 5 == 4)
         ):
-            local = i // NAMESPACES
             objects.append(
-                _binding(workload, policies[namespace]["spec"]["placement"], members[local % GROUP_SIZE % len(members)])
+                _binding(workload, policies[namespace]["spec"]["placement"], members[position % len(members)])
             )
     return objects
 
@@ -205,6 +211,7 @@ SHAPES: dict[str, Callable[[int, int], list[Object]]] = {
     "divided": lambda c, w: regional(c, w, "divided"),
     "preferred": lambda c, w: regional(c, w, "preferred"),
     "spread": lambda c, w: regional(c, w, "spread"),
+    "interleaved": lambda c, w: regional(c, w, "interleaved"),
 }
 
 

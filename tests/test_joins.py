@@ -368,6 +368,42 @@ def test_a_bindings_placements_are_one_batch_whose_facts_keep_their_ids(tmp_path
     session.close()
 
 
+def test_a_placement_makes_stale_only_the_answers_of_its_own_group(tmp_path: Path) -> None:
+    """The anti-affinity rule looks placements up by the scope's namespace and group (JoinPlan.keyed): a peer placed
+    in one group changes that group's decisions and revision, and leaves another group's answer (the same object)
+    and revision as they were. A cluster, which the rule reads by name from each placement, changes them all."""
+    from engine.syntax.schema import GROUP_SCOPE
+
+    path = tmp_path / "r.fr"
+    path.write_text("policy p { select { kind Deployment } workload anti-affinity by app }\n")
+    rule_set = load_rules([path])
+    compiled = program(tuple(rule_set.policies), tuple(rule_set.rules))
+    session: Any = compiled.session()
+    # the binding fields the lifted rules read: anti-affinity's, affinity's and API enablement's
+    keys = compiled.compiled.group_keys
+    assert {"namespace", "anti_affinity_group", "affinity_group", "kind"} <= set(keys) and "name" not in keys
+    for name in ("a", "b"):
+        session.assert_fact("cluster", {"key": f"c/{name}", "name": name, "ready": True})
+    binding = {k: "" for k in keys} | {"namespace": "n", "kind": "Deployment", "policy": "p"}
+    scopes = {
+        group: session.assert_fact(GROUP_SCOPE, {"key": f"g/{group}", **binding, "anti_affinity_group": group})
+        for group in ("app=x", "app=y")
+    }
+    x, y = scopes["app=x"], scopes["app=y"]
+    common = {"namespace": "n", "affinity_group": "", "anti_affinity_group": "app=x", "binding": "w1"}
+    session.place(None, "placement", common, [{"cluster": "a"}])
+    before = {s: (session.revision(s), session.decision_parts(s)) for s in (x, y)}
+    assert [d.cluster for part in before[x][1] for d in part] == ["a"] and not any(before[y][1])
+    session.place(None, "placement", {**common, "binding": "w2"}, [{"cluster": "b"}])
+    assert session.revision(x) != before[x][0]
+    assert sorted(d.cluster for part in session.decision_parts(x) for d in part) == ["a", "b"]
+    assert session.revision(y) == before[y][0]
+    assert all(new is old for new, old in zip(session.decision_parts(y), before[y][1], strict=True))
+    session.assert_fact("cluster", {"key": "c/c", "name": "c", "ready": True})
+    assert session.revision(y) != before[y][0]
+    session.close()
+
+
 # ---------------------------------------------------------------- failover through time, against the reference
 
 NOT_READY = "cluster.karmada.io/not-ready"

@@ -28,7 +28,7 @@ from typing import Any
 
 from durable import engine as durable
 
-from engine.backend.indexed import Batch, CompiledPlan, FactIndex
+from engine.backend.indexed import Batch, CompiledPlan, FactIndex, hashable, key_values
 from engine.backend.indexed import decisions as planned_decisions
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
@@ -234,14 +234,20 @@ class DurableProgram:
         self.anchored: dict[str, list[CompiledPlan]] = defaultdict(list)
         for compiled_plan in self.plans.values():
             self.anchored[compiled_plan.plan.anchor_type].append(compiled_plan)
-        self.reads: dict[str, frozenset[str]] = {
-            anchor: frozenset().union(*(p.plan.reads for p in plans)) for anchor, plans in self.anchored.items()
-        }
         # fact type → the planned rules that read it (their answers are stale when one of its facts changes)
         self.readers: dict[str, tuple[int, ...]] = defaultdict(tuple)
+        # (planned rule, fact type) → the keys it looks the type's facts up by, and the anchor's values for them
+        # (JoinPlan.keyed): a change of such a fact makes stale only the answers of the anchors with its values
+        self.keyed: dict[tuple[int, str], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
         for i, compiled_plan in self.plans.items():
             for fact_type in compiled_plan.plan.reads:
                 self.readers[fact_type] += (i,)
+                keyed = compiled_plan.plan.keyed(fact_type)
+                if keyed is not None:
+                    self.keyed[(i, fact_type)] = keyed
+        self.keyed_by_plan: dict[int, list[tuple[str, tuple[tuple[str, ...], tuple[Any, ...]]]]] = defaultdict(list)
+        for (i, fact_type), keyed in sorted(self.keyed.items()):
+            self.keyed_by_plan[i].append((fact_type, keyed))
         self.name = f"fleetrules_{next(_NAMES)}"
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
@@ -323,7 +329,12 @@ class DurableSession:
         # the facts the join plans read, indexed, and how often they changed (planned decisions are
         # computed when asked for, and kept until a fact they could depend on changes)
         self.index = FactIndex()
-        self._changes: dict[str, int] = defaultdict(int)  # planned-read fact type → how often its facts changed
+        # how often each planned rule's answers were all let go, and the plans whose answers an anchor's revision
+        # counts (those whose anchor condition it meets: the others' answer is no match, whatever changes)
+        self._epoch: dict[int, int] = defaultdict(int)
+        self._counted: dict[str, tuple[int, ...]] = {}
+        # (planned rule, fact type keyed: DurableProgram.keyed) → the anchor's values → the anchors answered so
+        self._answered: dict[tuple[int, str], dict[tuple[Any, ...], set[str]]] = defaultdict(dict)
         # by planned rule: its answers by anchor fact id, let go when a fact of a type it reads changes (a
         # rule's answers outlive changes it does not read: a taint leaves a cluster statement's decisions as
         # they were, the same objects, which the scheduler's shared results compare by identity)
@@ -349,13 +360,23 @@ class DurableSession:
         return (tuple(found) if found else (), *(self._planned_parts(owner) if self.program.plans else ()))
 
     def revision(self, owner: str) -> int:
+        """A number that changes whenever the decisions about ``owner`` may have: the engine's, or a planned rule's
+        answer let go (for a change of a fact it reads, of the anchor's key values where the rule looks it up so)."""
         revision = self._revision.get(owner, 0)
-        fact = self._facts.get(owner) if self.program.plans else None
-        return revision + self._stamp(fact["t"]) if fact is not None else revision
+        if not self.program.plans:
+            return revision
+        counted = self._counted.get(owner)
+        if counted is None:
+            counted = self._count(owner)
+        return revision + sum(self._epoch[i] for i in counted) if counted else revision
 
-    def _stamp(self, anchor_type: str) -> int:
-        """A number that changes whenever a fact the plans anchored on ``anchor_type`` read changes."""
-        return sum(self._changes[t] for t in self.program.reads.get(anchor_type, ()))
+    def _count(self, owner: str) -> tuple[int, ...]:
+        anchor = self._facts.get(owner)
+        if anchor is None:
+            return ()
+        plans = self.program.anchored.get(anchor["t"], ())
+        counted = self._counted[owner] = tuple(p.index for p in plans if ir.holds(p.plan.anchor_cond, anchor, {}))
+        return counted
 
     def _planned_parts(self, owner: str) -> tuple[tuple[Decision, ...], ...]:
         """What each planned rule decides about the binding (or policy scope) fact ``owner``, on the facts as
@@ -373,14 +394,31 @@ class DurableSession:
                 made: list[Decision] = []
                 planned_decisions(plan, anchor, self.index, made, self.explained)
                 found = answers[owner] = tuple(made) if made else ()
+                for fact_type, (_, values) in self.program.keyed_by_plan.get(plan.index, ()):
+                    key = tuple(hashable(anchor.get(v.prop)) if isinstance(v, ir.Ref) else v for v in values)
+                    self._answered[(plan.index, fact_type)].setdefault(key, set()).add(owner)
             out.append(found)
         return tuple(out)
 
-    def _changed(self, fact_type: str) -> None:
-        """A fact the plans read changed: the answers of the rules that read its type are stale."""
-        self._changes[fact_type] += 1
+    def _changed(self, fact_type: str, fact: Mapping[str, Any]) -> None:
+        """``fact`` (or a batch's common part), of a type the plans read, changed: the answers of the rules that read
+        its type are stale; of a rule that looks the type up by the anchor's values, those of the anchors with the
+        fact's values only."""
         for index in self.program.readers.get(fact_type, ()):
-            self._planned.pop(index, None)
+            keyed = self.program.keyed.get((index, fact_type))
+            values = key_values(fact, keyed[0]) if keyed is not None else None
+            if values is None:  # every answer
+                self._planned.pop(index, None)
+                self._epoch[index] += 1
+                for key in [k for k in self._answered if k[0] == index]:
+                    del self._answered[key]
+                continue
+            stale = self._answered[(index, fact_type)].pop(values, ())
+            answers = self._planned.get(index)
+            for owner in stale:
+                if answers is not None:
+                    answers.pop(owner, None)
+                self._revision[owner] += 1
 
     def evictions(self) -> Sequence[Decision]:
         return tuple(self._evictions)
@@ -430,7 +468,7 @@ class DurableSession:
         self._batches[batch.id] = batch
         if fact_type in self.program.planned_types:
             self.index.add_batch(fact_type, batch)
-            self._changed(fact_type)
+            self._changed(fact_type, batch.common)
         return batch.id
 
     @staticmethod
@@ -499,7 +537,7 @@ class DurableSession:
             self._facts[fact_id] = fact
             if fact_type in self.program.planned_types:
                 self.index.add(fact_type, fact_id, fact)
-                self._changed(fact_type)
+                self._changed(fact_type, fact)
             self._raise_errors()
             if fact_type in self.program.negated:
                 self._recheck_negations(fact_type, fact)
@@ -546,7 +584,7 @@ class DurableSession:
             fact_type = batch.common["t"]
             if fact_type in self.program.planned_types:
                 self.index.remove_batch(fact_type, batch)
-                self._changed(fact_type)
+                self._changed(fact_type, batch.common)
             return
         if batch is not None:
             for _, each in reversed(batch[1]):
@@ -558,7 +596,7 @@ class DurableSession:
         fact_type = fact["t"]
         if fact_type in self.program.planned_types:
             self.index.remove(fact_type, fact_id, fact)
-            self._changed(fact_type)
+            self._changed(fact_type, fact)
         if fact_type in self.program.engine_types:
             with _LOCK:
                 for name in self.program.names:

@@ -143,7 +143,7 @@ class FactIndex:
         the indexes on other properties (a plan looking placements up by cluster) and to the nested ones."""
         self.batches[fact_type][batch.id] = batch
         for keys in self._batch_keys_of.get(fact_type, ()):
-            values = _values(batch.common, keys)
+            values = key_values(batch.common, keys)
             if values is not None:
                 self._batch_indexes[(fact_type, keys)].setdefault(values, {})[batch.id] = batch
         if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
@@ -153,7 +153,7 @@ class FactIndex:
     def remove_batch(self, fact_type: str, batch: Batch) -> None:
         self.batches[fact_type].pop(batch.id, None)
         for keys in self._batch_keys_of.get(fact_type, ()):
-            values = _values(batch.common, keys)
+            values = key_values(batch.common, keys)
             if values is None:
                 continue
             bucket = self._batch_indexes[(fact_type, keys)].get(values)
@@ -167,7 +167,7 @@ class FactIndex:
 
     def _index(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         for keys in self._keys_of.get(fact_type, ()):
-            values = _values(fact, keys)
+            values = key_values(fact, keys)
             if values is not None:
                 self._indexes[(fact_type, keys)].setdefault(values, {})[fact_id] = fact
         nested_keys = self._nested_of.get(fact_type, ())
@@ -178,7 +178,7 @@ class FactIndex:
 
     def _unindex(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         for keys in self._keys_of.get(fact_type, ()):
-            values = _values(fact, keys)
+            values = key_values(fact, keys)
             if values is not None:
                 bucket = self._indexes[(fact_type, keys)].get(values)
                 if bucket is not None:
@@ -190,7 +190,7 @@ class FactIndex:
             self.seq += 1
             self.gone[fact_id].append(self.seq)
         for keys, group_by in nested_keys:
-            values, groups = _values(fact, keys), _values(fact, group_by)
+            values, groups = key_values(fact, keys), key_values(fact, group_by)
             nested = self._nested[(fact_type, keys, group_by)]
             by_group = nested.get(values) if values is not None and groups is not None else None
             if by_group is not None and values is not None and groups in by_group:
@@ -205,7 +205,7 @@ class FactIndex:
         self, nested: Nested, keys: tuple[str, ...], group_by: tuple[str, ...], fact_id: str, fact: Fact
     ) -> None:
         """Put the fact in its group of ``nested`` (none when it lacks a key or a grouping property), as of now."""
-        values, groups = _values(fact, keys), _values(fact, group_by)
+        values, groups = key_values(fact, keys), key_values(fact, group_by)
         if values is not None and groups is not None:
             by_group = nested.setdefault(values, {})
             group = by_group.get(groups)
@@ -252,7 +252,7 @@ class FactIndex:
     def _build_batches(self, fact_type: str, keys: tuple[str, ...]) -> BatchIndex:
         index: BatchIndex = {}
         for batch in self.batches.get(fact_type, {}).values():
-            values = _values(batch.common, keys)
+            values = key_values(batch.common, keys)
             if values is not None:
                 index.setdefault(values, {})[batch.id] = batch
         self._batch_indexes[(fact_type, keys)] = index
@@ -276,7 +276,7 @@ class FactIndex:
     def _build(self, fact_type: str, keys: tuple[str, ...]) -> Index:
         index: Index = {}
         for fact_id, fact in self._items(fact_type):
-            values = _values(fact, keys)
+            values = key_values(fact, keys)
             if values is not None:
                 index.setdefault(values, {})[fact_id] = fact
         self._indexes[(fact_type, keys)] = index
@@ -284,18 +284,18 @@ class FactIndex:
         return index
 
 
-def _values(fact: Fact, keys: tuple[str, ...]) -> tuple[Any, ...] | None:
+def key_values(fact: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...] | None:
     """The fact's values of ``keys``; None when it lacks one (an equality with it never holds)."""
     out = []
     for key in keys:
         value = fact.get(key, _MISSING)
         if value is _MISSING:
             return None
-        out.append(_hashable(value))
+        out.append(hashable(value))
     return tuple(out)
 
 
-def _hashable(value: Any) -> Any:
+def hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
@@ -352,7 +352,7 @@ class CompiledPlan:
         scope: dict[str, Any] = {
             "M": _MISSING,
             "C": _CHECK,
-            "H": _hashable,
+            "H": hashable,
             "K": tuple(emitter.constants),
             "D": Decision,
             "P": Peers,
@@ -456,7 +456,7 @@ class _Emitter:
                     self._line(depth + 1, exit)
                 values.append(f"({name} if {name}.__class__ is not list else tuple({name}))")
             else:
-                values.append(self._literal(_hashable(value)))
+                values.append(self._literal(hashable(value)))
         return f"({', '.join(values)},)"
 
     def _candidates(self, step: Step, depth: int, exit: str) -> str:

@@ -58,6 +58,19 @@ class JoinPlan:
         """The fact types whose changes can change the plan's matches."""
         return frozenset({self.anchor_type, *(s.fact_type for s in self.steps)})
 
+    def keyed(self, fact_type: str) -> tuple[tuple[str, ...], tuple[Operand, ...]] | None:
+        """(keys, values) when every step over ``fact_type`` looks its facts up by the same ``keys`` equal to
+        ``values``, the anchor's properties or literals: a fact of the type whose keys differ from an anchor's
+        values cannot change what the plan finds for that anchor (a placement of another group)."""
+        steps = [s for s in self.steps if s.fact_type == fact_type]
+        if not steps or fact_type == self.anchor_type:
+            return None
+        first = steps[0]
+        anchored = all(not isinstance(v, ir.Ref) or v.alias == self.anchor for v in first.values)
+        if not first.keys or not anchored or any((s.keys, s.values) != (first.keys, first.values) for s in steps):
+            return None
+        return first.keys, first.values
+
 
 def _key_tests(cond: ir.Cond, bound: set[str]) -> dict[str, ir.Test]:
     """The top-level equality tests of ``cond`` against a literal or an already matched fact, by property."""
