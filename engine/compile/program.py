@@ -29,6 +29,11 @@ class CompiledProgram:
     # the binding fields a group_scope fact has: those every rule lifted to it reads (engine.compile.lift)
     group_keys: tuple[str, ...] = ()
 
+    @property
+    def matched(self) -> frozenset[str]:
+        """The fact types some rule matches (a fact of another type changes no decision)."""
+        return frozenset(p.fact_type for rule in self.rules for p in rule.patterns)
+
 
 @dataclass(frozen=True)
 class Compilation:

@@ -148,6 +148,7 @@ class Scheduler:
         # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
         # unschedulable binding waits on is not known, and none is kept
         self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
+        self._reads_members = MEMBER in self.compiled.matched
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # bindings' rejections alike, shared while a placement holds them (Scheduler._overlay)
         self._overlays: WeakValueDictionary[tuple[int, int, int], RejectionsOverlay] = WeakValueDictionary()
@@ -182,9 +183,14 @@ class Scheduler:
     def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
         values = tuple(values)
-        if self._members.get((owner, list_field)) == values:
+        before = self._members.get((owner, list_field))
+        if before == values:
             return
         self._members[(owner, list_field)] = values
+        if not self._reads_members:  # no rule matches them (lifted rules read the lists as exemptions)
+            if before or values:
+                self._changed((OWNER, owner))
+            return
         self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
 
     def load(self) -> None:
