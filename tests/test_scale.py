@@ -188,3 +188,27 @@ def test_lifting_changes_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         program._program.cache_clear()
     expected, actual = _outputs(per_binding, lifted)
     assert actual == expected
+
+
+@pytest.mark.parametrize("reads", [False, True])
+def test_member_facts_only_where_a_rule_matches_them(tmp_path: Path, reads: bool) -> None:
+    """Lifted rules read a binding's clusters as exemptions: no rule of the built-in set matches a member fact, and
+    none is asserted (a binding on 50 clusters was 50 facts, made again at each of its moves); a user rule that
+    tests a cluster against a binding's list brings them back, and decides on them."""
+    from engine import load_facts, load_rules
+    from engine.evaluate import scheduler_for
+
+    rule = 'rule elsewhere { when binding b and cluster c (c.name in b.clusters) then reject c for b "taken" }\n'
+    path = tmp_path / "r.fr"
+    path.write_text(POLICY + (rule if reads else ""))
+    facts = load_facts(
+        objects=[cluster("a", {"env": "prod"}), cluster("b", {"env": "prod"}), workload("w"), binding("w", ["a"])]
+    )
+    scheduler = scheduler_for(load_rules([path]), facts)
+    try:
+        members = [f for f in scheduler.session._facts.values() if f["t"] == "member"]  # type: ignore[attr-defined]
+        assert [(m["field"], m["value"]) for m in members] == ([("clusters", "a")] if reads else [])
+        placement = scheduler.decide(facts.bindings[0])
+        assert ("a" in placement.rejected) == reads
+    finally:
+        scheduler.close()

@@ -334,11 +334,11 @@ class DurableSession:
         self._epoch: dict[int, int] = defaultdict(int)
         self._counted: dict[str, tuple[int, ...]] = {}
         # (planned rule, fact type keyed: DurableProgram.keyed) → the anchor's values → the anchors answered so
-        self._answered: dict[tuple[int, str], dict[tuple[Any, ...], set[str]]] = defaultdict(dict)
+        self._answered: dict[tuple[int, str], dict[tuple[Any, ...], set[str | tuple[str, str]]]] = defaultdict(dict)
         # by planned rule: its answers by anchor fact id, let go when a fact of a type it reads changes (a
         # rule's answers outlive changes it does not read: a taint leaves a cluster statement's decisions as
         # they were, the same objects, which the scheduler's shared results compare by identity)
-        self._planned: dict[int, dict[str, tuple[Decision, ...]]] = {}
+        self._planned: dict[int, dict[str | tuple[str, str], tuple[Decision, ...]]] = {}
         # batches (Session.place) by id: kept whole (a Batch, its facts made when read) when no engine rule reads
         # their type; else their facts asserted one by one, with the common part and each fact's part and id
         self._batches: dict[str, Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]] = {}
@@ -348,11 +348,11 @@ class DurableSession:
         _SESSIONS.pop(self.sid, None)
 
     # ------------------------------------------------------------ what rules decided
-    def decisions(self, owner: str) -> Sequence[Decision]:
+    def decisions(self, owner: str, unlike: str | None = None) -> Sequence[Decision]:
         found = self._decisions.get(owner, ())
         if not self.program.plans:
             return found
-        planned = [d for part in self._planned_parts(owner) for d in part]
+        planned = [d for part in self._planned_parts(owner, unlike) for d in part]
         return [*found, *planned] if planned else found
 
     def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
@@ -378,9 +378,10 @@ class DurableSession:
         counted = self._counted[owner] = tuple(p.index for p in plans if ir.holds(p.plan.anchor_cond, anchor, {}))
         return counted
 
-    def _planned_parts(self, owner: str) -> tuple[tuple[Decision, ...], ...]:
-        """What each planned rule decides about the binding (or policy scope) fact ``owner``, on the facts as
-        they are now; each rule's answer kept (the same object) until a fact of a type that rule reads changes."""
+    def _planned_parts(self, owner: str, unlike: str | None = None) -> tuple[tuple[Decision, ...], ...]:
+        """What each planned rule decides about the binding (or scope) fact ``owner``, on the facts as they are now;
+        each rule's answer kept (the same object) until a fact of a type that rule reads changes. ``unlike``: the
+        decisions exempt for the binding so named may be left out (Session.decisions), an answer of its own."""
         anchor = self._facts.get(owner)
         if anchor is None:
             return ()
@@ -389,14 +390,16 @@ class DurableSession:
             answers = self._planned.get(plan.index)
             if answers is None:
                 answers = self._planned[plan.index] = {}
-            found = answers.get(owner)
+            unlike_here = unlike if plan.unlike else None
+            key: str | tuple[str, str] = owner if unlike_here is None else (owner, unlike_here)
+            found = answers.get(key)
             if found is None:
                 made: list[Decision] = []
-                planned_decisions(plan, anchor, self.index, made, self.explained)
-                found = answers[owner] = tuple(made) if made else ()
+                planned_decisions(plan, anchor, self.index, made, self.explained, unlike_here)
+                found = answers[key] = tuple(made) if made else ()
                 for fact_type, (_, values) in self.program.keyed_by_plan.get(plan.index, ()):
-                    key = tuple(hashable(anchor.get(v.prop)) if isinstance(v, ir.Ref) else v for v in values)
-                    self._answered[(plan.index, fact_type)].setdefault(key, set()).add(owner)
+                    at = tuple(hashable(anchor.get(v.prop)) if isinstance(v, ir.Ref) else v for v in values)
+                    self._answered[(plan.index, fact_type)].setdefault(at, set()).add(key)
             out.append(found)
         return tuple(out)
 
@@ -410,15 +413,15 @@ class DurableSession:
             if values is None:  # every answer
                 self._planned.pop(index, None)
                 self._epoch[index] += 1
-                for key in [k for k in self._answered if k[0] == index]:
-                    del self._answered[key]
+                for registered in [k for k in self._answered if k[0] == index]:
+                    del self._answered[registered]
                 continue
             stale = self._answered[(index, fact_type)].pop(values, ())
             answers = self._planned.get(index)
-            for owner in stale:
+            for key in stale:
                 if answers is not None:
-                    answers.pop(owner, None)
-                self._revision[owner] += 1
+                    answers.pop(key, None)
+                self._revision[key if isinstance(key, str) else key[0]] += 1
 
     def evictions(self) -> Sequence[Decision]:
         return tuple(self._evictions)

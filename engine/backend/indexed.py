@@ -328,7 +328,9 @@ _CHECK = {
 }
 
 BatchIndex = dict[tuple[Any, ...], dict[str, "Batch"]]  # key values → the batches whose common part has them
-Matcher = Callable[[Fact, list[Index], list[Nested], list[BatchIndex], "FactIndex", list[Decision], bool], None]
+Matcher = Callable[
+    [Fact, list[Index], list[Nested], list[BatchIndex], "FactIndex", list[Decision], bool, "str | None"], None
+]
 
 
 class CompiledPlan:
@@ -349,6 +351,7 @@ class CompiledPlan:
         self.lookups = tuple(emitter.lookups)
         self.nested = tuple(emitter.nested)
         self.batched = tuple(emitter.batched)
+        self.unlike = emitter.unlike is not None  # it may leave out the matches a binding's name exempts
         scope: dict[str, Any] = {
             "M": _MISSING,
             "C": _CHECK,
@@ -368,18 +371,27 @@ class CompiledPlan:
         self.needs = first.fact_type if first is not None and not first.negated else None
 
 
-def decisions(plan: CompiledPlan, anchor: Fact, facts: FactIndex, out: list[Decision], explained: bool = True) -> None:
+def decisions(
+    plan: CompiledPlan,
+    anchor: Fact,
+    facts: FactIndex,
+    out: list[Decision],
+    explained: bool = True,
+    unlike: str | None = None,
+) -> None:
     """Append to ``out`` the decisions of every match of the planned rule in which ``anchor`` fills its
     binding pattern, as the engine's action would make them (engine.backend.durable); at a grouped step
     (Step.group_by), one decision per group, standing for its matches (Decision.group). As in
     durable-rules, the patterns of one match are filled by distinct facts (a fact matched by one pattern
     neither fills another nor counts against a `not`). ``explained``: a grouped decision names every match it
     stands for (Decision.group); without, only their count is kept (in its weight), which a group of peers
-    counted from the nested index makes without visiting them."""
+    counted from the nested index makes without visiting them. ``unlike``: the name of a binding whose exempt
+    matches (a ``("name", …)`` exemption of a lifted rule: its own placements) may be left out."""
     if plan.needs is not None and not (facts.by_type.get(plan.needs) or facts.batches.get(plan.needs)):
         return  # no fact of the first pattern's type at all (no eviction task, no missing API)
     batched = facts.batch_indexes(plan.batched) if plan.batched else []
-    plan._match(anchor, facts.indexes(plan.lookups), facts.nested(plan.nested), batched, facts, out, explained)
+    indexes, nested = facts.indexes(plan.lookups), facts.nested(plan.nested)
+    plan._match(anchor, indexes, nested, batched, facts, out, explained, unlike)
 
 
 class _Emitter:
@@ -387,7 +399,8 @@ class _Emitter:
     every match of the anchor fact ``A``, looking facts up in the indexes ``X`` (one per step with keys, in
     ``lookups``' order), the nested indexes ``N`` (of counted steps, in ``nested``' order), the indexes of batches
     ``B`` (of steps over a batched type looked up by its common part, in ``batched``' order) and the FactIndex
-    ``S`` (every fact of a type); ``E``: grouped decisions name their matches (explanations)."""
+    ``S`` (every fact of a type); ``E``: decisions name their matches (explanations); ``W``: the name of a binding
+    whose matches a ``("name", …)`` exemption lifts, left out (None: none)."""
 
     def __init__(self, plan: JoinPlan, rule: ir.Rule, index: int) -> None:
         self.plan, self.rule, self.index = plan, rule, index
@@ -397,15 +410,19 @@ class _Emitter:
         self.nested: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []  # N[i]: on (type, keys, group_by)
         self.batched: list[tuple[str, tuple[str, ...]]] = []  # B[i]: the index of batches on (type, keys)
         self.var = {plan.anchor: "A"}  # alias → the local that holds its fact
+        # the property whose value a binding's name exempts (engine.compile.lift): matches with W there are left out
+        self.unlike = next(
+            ((v.alias, v.prop) for name, v in rule.exempt if name == "name" and isinstance(v, ir.Ref)), None
+        )
         self.types = {plan.anchor: plan.anchor_type}
 
     def source(self) -> str:
-        self.lines = ["def match(A, X, N, B, S, out, E):"]
+        self.lines = ["def match(A, X, N, B, S, out, E, W):"]
         self._line(1, f"if not {self._cond(self.plan.anchor_cond, 'A')}:")
         self._line(2, "return")
         # what stays the same for every match of the anchor is computed once, not per match: its pair of
         # the matched facts, and the words of an action that read only the anchor
-        self._line(1, f"p_A = ({self.plan.anchor!r}, A['id'])")
+        self._line(1, f"p_A = ({self.plan.anchor!r}, A['id']) if E else None")
         self.hoisted: dict[int, str] = {}
         for i, action in enumerate(self.rule.actions):
             if isinstance(action, ir.Reject) and self._anchor_only(action.message):
@@ -466,14 +483,32 @@ class _Emitter:
         if not step.keys:
             return f"S.all_of({step.fact_type!r})"
         key = self._key(step, depth, exit)
-        if step.fact_type in BATCHED and not any(in_part(k) for k in step.keys):
+        if self._batched(step):
             # looked up among the batches by their common part, each batch's facts made as they are visited
             self.batched.append((step.fact_type, step.keys))
             self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
-            return f"((_f for _g in b{depth}.values() for _f in _g.members()) if b{depth} is not None else ())"
+            if self._unlike_batch(step):  # a batch of W's own is passed over whole
+                batches = f"(_g for _g in b{depth}.values() if _g.common.get({self.unlike[1]!r}, M) != W)"  # type: ignore[index]
+            else:
+                batches = f"b{depth}.values()"
+            return f"((_f for _g in {batches} for _f in _g.members()) if b{depth} is not None else ())"
         self.lookups.append((step.fact_type, step.keys))
         self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
         return f"(b{depth}.values() if b{depth} is not None else ())"
+
+    @staticmethod
+    def _batched(step: Step) -> bool:
+        """Whether the step looks its facts up among batches, by their common part."""
+        return bool(step.keys) and step.fact_type in BATCHED and not any(in_part(k) for k in step.keys)
+
+    def _unlike_batch(self, step: Step) -> bool:
+        """Whether W's exemption reads the common part of the batches the step looks up (one test per batch)."""
+        return (
+            self.unlike is not None
+            and self.unlike[0] == step.alias
+            and self._batched(step)
+            and not in_part(self.unlike[1])
+        )
 
     def _skip(self, depth: int, step: Step, fact: str) -> None:
         """Emit the test that passes over a candidate not filling the step: a fact already matched (of the
@@ -484,6 +519,13 @@ class _Emitter:
         tests = [same.format(fact, var) for alias, var in self.var.items() if self.types[alias] == step.fact_type]
         if cond != ir.TRUE:
             tests.append(f"not {self._cond(cond, fact)}")
+        if (
+            self.unlike is not None
+            and self.unlike[0] == step.alias
+            and not step.negated
+            and not self._unlike_batch(step)
+        ):
+            tests.append(f"{fact}.get({self.unlike[1]!r}, M) == W")  # never, with W None: no fact has None
         if tests:
             self._line(depth, f"if {' or '.join(tests)}:")
             self._line(depth + 1, "continue")
@@ -564,7 +606,7 @@ class _Emitter:
         """Emit the decisions of one match: each action's, as engine.backend.durable's ``_decide`` makes
         them from the matched facts (the positive patterns' aliases, sorted: they are known here)."""
         aliases = sorted(self.var)
-        self._line(depth, f"matched = ({''.join(f'p_{self.var[a]}, ' for a in aliases)})")
+        self._line(depth, f"matched = ({''.join(f'p_{self.var[a]}, ' for a in aliases)}) if E else ()")
         exempt = "".join(
             f"({name!r}, {f'str({self.var[v.alias]}[{v.prop!r}])' if isinstance(v, ir.Ref) else repr(str(v))}), "
             for name, v in self.rule.exempt
@@ -601,4 +643,4 @@ class _Emitter:
         """``fact`` fills the step from here on, at ``depth``: its pair of the matched facts made once."""
         self.var[step.alias] = fact
         self.types[step.alias] = step.fact_type
-        self._line(depth, f"p_{fact} = ({step.alias!r}, {fact}['id'])")
+        self._line(depth, f"p_{fact} = ({step.alias!r}, {fact}['id']) if E else None")

@@ -72,8 +72,10 @@ class Session(Protocol):
     def retract(self, fact_id: str) -> None:
         """Retract a fact (or a batch), withdrawing every decision and derived fact that depended on it."""
 
-    def decisions(self, owner: str) -> Sequence[Decision]:
-        """The reject and prefer decisions about the binding (or policy scope) fact ``owner``."""
+    def decisions(self, owner: str, unlike: str | None = None) -> Sequence[Decision]:
+        """The reject and prefer decisions about the binding (or scope) fact ``owner``. ``unlike``: the name of the
+        binding they are for, a hint that the decisions its name exempts (``("name", unlike)``: its own placements,
+        engine.compile.lift) may be left out, as the caller drops them."""
 
     def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
         """The same decisions in parts, always as many and in the same order (the engine's, then each planned

@@ -758,6 +758,11 @@ class Scheduler:
         scope = self.group_ids.get(binding.key)
         if scope is None:
             return [], ()
+        name = self.binding_facts[binding.key]["name"]
+        if self._placed.get(binding.key):  # its own placements are exempt: an answer of its own, without them
+            mine = {("name", name), *(("clusters", c) for c in binding.cluster_names)}
+            found_own = self.session.decisions(scope, name)
+            return [d for d in found_own if not any(e in mine for e in d.exempt)], None
         revision = self.session.revision(scope)
         found = self._scopes.get(scope)
         if found is None or found[0] != revision:
@@ -771,8 +776,7 @@ class Scheduler:
         if not decisions:
             return [], ()
         lifted = set().union(
-            lifting.get(("name", self.binding_facts[binding.key]["name"]), ()),
-            *(lifting.get(("clusters", c), ()) for c in binding.cluster_names),
+            lifting.get(("name", name), ()), *(lifting.get(("clusters", c), ()) for c in binding.cluster_names)
         )
         if not lifted:
             return list(decisions), (scope, revision)
