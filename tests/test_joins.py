@@ -397,6 +397,10 @@ def test_a_placement_makes_stale_only_the_answers_of_its_own_group(tmp_path: Pat
     session.place(None, "placement", {**common, "binding": "w2"}, [{"cluster": "b"}])
     assert session.revision(x) != before[x][0]
     assert sorted(d.cluster for part in session.decision_parts(x) for d in part) == ["a", "b"]
+    # made again, the decision alike is the very object (shared results find what changed by identity)
+    (old_a,) = [d for part in before[x][1] for d in part]
+    assert [d for part in session.decision_parts(x) for d in part if d.cluster == "a"] == [old_a]
+    assert any(d is old_a for part in session.decision_parts(x) for d in part)
     assert session.revision(y) == before[y][0]
     assert all(new is old for new, old in zip(session.decision_parts(y), before[y][1], strict=True))
     # asked for w1, its own placement's decision may be left out (the scheduler drops it: an exemption); the answer

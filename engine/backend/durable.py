@@ -306,6 +306,23 @@ def _no_op(c: Any) -> None:
     return None
 
 
+def _reuse(before: tuple[Decision, ...], made: list[Decision]) -> tuple[Decision, ...]:
+    """``made``, each decision alike one of ``before`` (every field but a group's matches) that very object: the
+    scheduler's shared results find what changed by identity, so a taint added to one cluster changes that
+    cluster's decisions, not every tainted cluster's."""
+    alike: dict[tuple[Any, ...], list[Decision]] = defaultdict(list)
+    for d in before:
+        if not d.group:
+            alike[_alike(d)].append(d)
+    if not alike:
+        return tuple(made)
+    return tuple((found.pop() if (found := alike.get(_alike(d))) else d) if not d.group else d for d in made)
+
+
+def _alike(d: Decision) -> tuple[Any, ...]:
+    return (d.rule, d.binding, d.cluster, d.message, d.weight, d.kind, d.reason, d.matched, d.exempt)
+
+
 class DurableSession:
     """The facts and decisions of one evaluation (engine.backend.protocol.Session)."""
 
@@ -339,6 +356,8 @@ class DurableSession:
         # rule's answers outlive changes it does not read: a taint leaves a cluster statement's decisions as
         # they were, the same objects, which the scheduler's shared results compare by identity)
         self._planned: dict[int, dict[str | tuple[str, str], tuple[Decision, ...]]] = {}
+        # answers let go, until made again: a decision made again alike is the old object (_reuse)
+        self._stale: dict[int, dict[str | tuple[str, str], tuple[Decision, ...]]] = defaultdict(dict)
         # batches (Session.place) by id: kept whole (a Batch, its facts made when read) when no engine rule reads
         # their type; else their facts asserted one by one, with the common part and each fact's part and id
         self._batches: dict[str, Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]] = {}
@@ -396,7 +415,8 @@ class DurableSession:
             if found is None:
                 made: list[Decision] = []
                 planned_decisions(plan, anchor, self.index, made, self.explained, unlike_here)
-                found = answers[key] = tuple(made) if made else ()
+                before = self._stale[plan.index].pop(key, None)
+                found = answers[key] = _reuse(before, made) if before else tuple(made)
                 for fact_type, (_, values) in self.program.keyed_by_plan.get(plan.index, ()):
                     at = tuple(hashable(anchor.get(v.prop)) if isinstance(v, ir.Ref) else v for v in values)
                     self._answered[(plan.index, fact_type)].setdefault(at, set()).add(key)
@@ -411,7 +431,9 @@ class DurableSession:
             keyed = self.program.keyed.get((index, fact_type))
             values = key_values(fact, keyed[0]) if keyed is not None else None
             if values is None:  # every answer
-                self._planned.pop(index, None)
+                dropped = self._planned.pop(index, None)
+                if dropped:
+                    self._stale[index] = dropped
                 self._epoch[index] += 1
                 for registered in [k for k in self._answered if k[0] == index]:
                     del self._answered[registered]
@@ -420,7 +442,9 @@ class DurableSession:
             answers = self._planned.get(index)
             for key in stale:
                 if answers is not None:
-                    answers.pop(key, None)
+                    answer = answers.pop(key, None)
+                    if answer:
+                        self._stale[index][key] = answer
                 self._revision[key if isinstance(key, str) else key[0]] += 1
 
     def evictions(self) -> Sequence[Decision]:
