@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from engine import load_rules
+from engine.compile.policies import tolerations as policy_tolerations
+from engine.failover.controllers import tolerates
+from engine.inputs.facts import Taint
 from tests.helpers import binding, cluster, key, run, workload
 
 TAINT = {"key": "key1", "value": "value1", "effect": "NoSchedule"}
@@ -41,6 +45,11 @@ def test_taint_toleration(tmp_path: Path, taints: list[dict[str, str]], tolerati
     assert ("cluster1" in placement.feasible) is feasible
     if not feasible:
         assert placement.rejected["cluster1"][0].rule == "taint-toleration"
+    # the taint manager tests a toleration against a taint with the filter's own rule: the same verdict
+    (parsed,) = load_rules([tmp_path / "rules.fr"]).policies
+    facts = policy_tolerations(parsed, seconds=True)
+    filtered = [Taint(t["key"], t.get("value", ""), t["effect"]) for t in taints if t["effect"] != "PreferNoSchedule"]
+    assert all(any(tolerates(f, t) for f in facts) for t in filtered) is feasible
 
 
 def test_untolerated_taint_message(tmp_path: Path) -> None:

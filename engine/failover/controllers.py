@@ -14,9 +14,14 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
+from engine.check.rules import builtin_files
+from engine.compile import encoding, ir
+from engine.compile.encoding import Symbols
 from engine.compile.policies import tolerations
+from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, Span, listed, warning
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, rfc3339
 from engine.inputs.matching import taint_changes
@@ -506,12 +511,26 @@ def reconcile_application_failover(world: World, keys: Iterable[str]) -> bool:
     return due
 
 
-def _tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
-    return (
-        toleration["effect"] in ("", taint.effect)
-        and toleration["key"] in ("", taint.key)
-        and (toleration["operator"] == "Exists" or toleration["value"] == taint.value)
-    )
+@cache
+def _toleration_test() -> tuple[ir.Cond, str, str]:
+    """The taint-toleration rule's test of a toleration against a taint (its ``not cluster_toleration`` pattern,
+    rules/taint_toleration.fr), with the aliases of the taint and the binding it reads."""
+    (source,) = [r for f in builtin_files() for r in f.rules if r.name.value == "taint-toleration"]
+    (rule,), _ = compile_rules([source], Symbols(), builtin=True)
+    test = next(p for p in rule.patterns if p.negated and p.fact_type == "cluster_toleration")
+    taint = next(p.alias for p in rule.patterns if p.fact_type == "taint")
+    binding = next(p.alias for p in rule.patterns if p.fact_type == "binding")
+    return test.cond, taint, binding
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
+    """Whether ``toleration`` (a ``cluster_toleration`` fact of a policy) tolerates ``taint`` (ToleratesTaint): the
+    very test the scheduler's TaintToleration filter runs (rules/taint_toleration.fr), so that the filter and the
+    taint manager cannot disagree; the toleration is its own policy's (the filter pairs a binding with those)."""
+    cond, taint_alias, binding_alias = _toleration_test()
+    policy = toleration.get("policy", "")
+    matched = {taint_alias: encoding.taint("", taint), binding_alias: {"policy": policy}}
+    return ir.holds(cond, {**toleration, "policy": policy}, matched)
 
 
 def _taint(taint: Taint) -> str:
@@ -525,7 +544,7 @@ def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[boo
         return False, ""
     used = []
     for taint in taints:  # GetMatchingTolerations: each taint's first toleration
-        match = next((t for t in f.tolerations if _tolerates(t, taint)), None)
+        match = next((t for t in f.tolerations if tolerates(t, taint)), None)
         if match is None:
             return True, f"taint manager: {cluster.name} has the NoExecute taint {_taint(taint)}, not tolerated"
         used.append(match)
@@ -536,7 +555,7 @@ def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[boo
         for tol in used
         if tol.get("seconds") is not None
         for taint in taints
-        if taint.time_added is not None and _tolerates(tol, taint)
+        if taint.time_added is not None and tolerates(tol, taint)
     ]
     if not triggers:
         return False, ""
