@@ -1,0 +1,145 @@
+"""Unschedulable bindings kept between the steps of a sweep (engine.review.resilience).
+
+A resilience sweep asks about every unschedulable binding at every step of every scenario: left unschedulable,
+a binding stays so while nothing gives it room, and deciding it again each time was most of a sweep's work. A
+binding is kept until its room may have grown: its own facts change, a group it belongs to by affinity moves,
+or a feasible cluster of its policy that its anti-affinity group does not hold is one it did not find so (its
+own decisions rejected it). The scheduler (engine.schedule.scheduler) records bindings here and tells it what
+changed; it asks here before deciding a binding again."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from engine.inputs.facts import Binding
+from engine.results import Placement
+
+# what a kept binding waits on: its owner's facts, an affinity group's placements, an anti-affinity group's
+OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A binding left unschedulable: its placement; per term of its policy, the feasible clusters its
+    anti-affinity group did not hold then (its own decisions rejected them); its anti-affinity group; what it
+    waits on: its owner and affinity group (a change drops it), its anti-affinity group (a move re-checks it)."""
+
+    binding: Binding
+    placement: Placement
+    policy: str
+    workload: bool
+    blocked: tuple[frozenset[str], ...]
+    anti: str | None
+    on: tuple[tuple[str, str], ...]
+
+
+class Waiting:
+    """The unschedulable bindings kept, and what each waits on. ``feasible_now(policy, workload)``: the feasible
+    clusters of each term of the policy, as its shared result has them now (the same objects while unchanged)."""
+
+    def __init__(self, feasible_now: Callable[[str, bool], tuple[frozenset[str], ...]]) -> None:
+        self._feasible_now = feasible_now
+        self._kept: dict[str, Kept] = {}
+        self._waiting_on: dict[tuple[str, str], set[str]] = defaultdict(set)
+        # each anti-affinity group's clusters (its members' placements, counted), and the groups whose clusters
+        # changed since their kept members were checked (Waiting._recheck)
+        self._occupied: dict[str, Counter[str]] = defaultdict(Counter)
+        self._moved: set[str] = set()
+        # (policy, workload) → the feasible clusters per term its kept bindings were last checked against
+        self._checked: dict[tuple[str, bool], tuple[frozenset[str], ...]] = {}
+        self._by_policy: dict[tuple[str, bool], set[str]] = defaultdict(set)  # (policy, workload) → kept keys
+
+    def kept(self, binding: Binding) -> Placement | None:
+        """The placement of this very binding when it was left unschedulable, if nothing since has given it room;
+        else None."""
+        kept = self._kept.get(binding.key)
+        if kept is None or kept.binding is not binding:
+            return None
+        self._recheck([(kept.policy, kept.workload)])
+        return kept.placement if binding.key in self._kept else None
+
+    def kept_keys(self, bindings: Mapping[str, Binding]) -> set[str]:
+        """The keys whose binding in ``bindings`` ``kept`` would answer for, found at once."""
+        self._recheck(list(self._by_policy))
+        return {key for key, kept in self._kept.items() if bindings.get(key) is kept.binding}
+
+    def keep(
+        self,
+        binding: Binding,
+        policy: str,
+        workload: bool,
+        placement: Placement,
+        owner: str,
+        groups: tuple[tuple[str, str], ...],
+    ) -> None:
+        """Keep the unschedulable ``placement`` of ``binding`` (of ``owner``'s facts and the affinity ``groups``,
+        (AFFINITY or ANTI, NAMESPACE/GROUP)) until its room may have grown."""
+        anti = next((g for kind, g in groups if kind == ANTI), None)
+        held = self._held_by(anti)
+        blocked = tuple(t.difference(held) for t in self._feasible_now(policy, workload))
+        on = ((OWNER, owner), *groups)
+        self._kept[binding.key] = Kept(binding, placement, policy, workload, blocked, anti, on)
+        for what in on:
+            self._waiting_on[what].add(binding.key)
+        self._by_policy[(policy, workload)].add(binding.key)
+
+    def forget(self, key: str) -> None:
+        kept = self._kept.pop(key, None)
+        if kept is not None:
+            for what in kept.on:
+                self._waiting_on[what].discard(key)
+            self._by_policy[(kept.policy, kept.workload)].discard(key)
+
+    def changed(self, what: tuple[str, str]) -> None:
+        """An owner's facts or an affinity group's placements changed: the bindings waiting on it may have room."""
+        for key in list(self._waiting_on.get(what, ())):
+            self.forget(key)
+
+    def occupy(self, group: str, before: Sequence[str], after: Sequence[str]) -> None:
+        """A member of the anti-affinity group moved from the clusters ``before`` to ``after``."""
+        occupied = self._occupied[group]
+        occupied.update(after)
+        occupied.subtract(before)
+        for cluster in set(before).difference(after):
+            if occupied[cluster] <= 0:
+                del occupied[cluster]
+        if self._waiting_on.get((ANTI, group)):
+            self._moved.add(group)
+
+    def _recheck(self, policies: Iterable[tuple[str, bool]]) -> None:
+        """Drop the kept bindings that may have room now: those of the anti-affinity groups that moved since
+        they were checked, and of the ``policies`` (policy, workload) whose feasible clusters changed since.
+        WorkloadAntiAffinity rejects a group's clusters: a binding has room only on a feasible cluster its
+        group does not hold and its own decisions did not reject (``Kept.blocked``). Checked once per
+        change, not at every step."""
+        keys: set[str] = set()
+        if self._moved:
+            keys.update(k for g in self._moved for k in self._waiting_on.get((ANTI, g), ()))
+            self._moved = set()
+        for policy, workload in policies:
+            now = self._feasible_now(policy, workload)
+            checked = self._checked.get((policy, workload))
+            if checked is None or not all(a is b for a, b in zip(checked, now, strict=True)):
+                self._checked[(policy, workload)] = now
+                keys.update(self._by_policy.get((policy, workload), ()))
+        answers: dict[tuple[str, bool, str | None, int], bool] = {}  # peers of one group alike are checked once
+        for key in keys:
+            kept = self._kept.get(key)
+            if kept is None:
+                continue
+            at = (kept.policy, kept.workload, kept.anti, id(kept.blocked))
+            room = answers.get(at)
+            if room is None:
+                now = self._feasible_now(kept.policy, kept.workload)
+                occupied = self._held_by(kept.anti)
+                room = answers[at] = any(
+                    not t.difference(occupied) <= b for t, b in zip(now, kept.blocked, strict=True)
+                )
+            if room:
+                self.forget(key)
+
+    def _held_by(self, group: str | None) -> Mapping[str, int]:
+        """The clusters an anti-affinity group's members hold, counted (none for no group)."""
+        return self._occupied.get(group, {}) if group is not None else {}
