@@ -273,6 +273,21 @@ def test_indexed_joins_give_the_reference_result_byte_for_byte(tmp_path: Path, s
         assert actual == expected
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_answers_let_go_are_made_again_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """A session keeps a bounded number of planned decisions (durable._Answers: the oldest answers let go); with
+    room for one decision only, every answer asked for again is made again, and the result is the reference's."""
+    from engine.backend import durable
+
+    monkeypatch.setattr(durable._Answers, "LIMIT", 1)
+    rng = random.Random(500 + seed)
+    rules_path = tmp_path / "rules.fr"
+    rules_path.write_text(_rule_text(rng))
+    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng))
+    expected, actual = _outputs(evaluate(rules, facts, reference=True), evaluate(rules, facts))
+    assert actual == expected
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_simulations_agree_with_the_reference(tmp_path: Path, seed: int) -> None:
     rng = random.Random(100 + seed)

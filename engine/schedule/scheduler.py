@@ -12,7 +12,6 @@ placements sound (see rules/workload_affinity.fr).
 from __future__ import annotations
 
 import heapq
-from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
@@ -56,6 +55,7 @@ from engine.schedule.reschedule import (
 from engine.schedule.selection import PolicyChooser
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.views import Constant, Joined, Rejections, RejectionsOverlay, Subset
+from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
 from engine.syntax import ast
 from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
 
@@ -117,8 +117,6 @@ class Scheduler:
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self.group_ids: dict[str, str] = {}  # binding key → its group_scope fact (engine.compile.lift)
-        # group_scope fact → (its revision, its decisions, the ids of those each exemption (field, value) lifts)
-        self._scopes: dict[str, tuple[int, Sequence[Decision], dict[tuple[str, str], set[int]]]] = {}
         self._reasons: dict[tuple[int, str, str], Reason] = {}
         self._alone: dict[Reason, tuple[Reason]] = {}  # each reason as the one reason of a cluster, shared
         # policy scope fact → (its revision, whether a user's rule decided in it)
@@ -133,18 +131,9 @@ class Scheduler:
         self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (_group_names_of)
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
         self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
-        # the bindings left unschedulable (keep_unschedulable), and what each waits on: an owner of facts (its
-        # binding's own) or an affinity group (its members' placements), whose change drops them
-        self._waiting: dict[str, _Waiting] = {}
-        self._waiting_on: dict[tuple[str, str], set[str]] = defaultdict(set)
-        # each anti-affinity group's clusters (its members' placements, counted), and the groups whose clusters
-        # changed since their waiting members were checked (Scheduler._recheck)
-        self._occupied: dict[str, Counter[str]] = defaultdict(Counter)
-        self._moved: set[str] = set()
+        # the bindings left unschedulable (keep_unschedulable), and what each waits on
+        self.waiting = Waiting(self._feasible_now)
         self._placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
-        # (policy, workload) → the feasible clusters per term its waiting bindings were last checked against
-        self._checked: dict[tuple[str, bool], tuple[frozenset[str], ...]] = {}
-        self._by_policy: dict[tuple[str, bool], set[str]] = defaultdict(set)  # (policy, workload) → waiting keys
         # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
         # unschedulable binding waits on is not known, and none is kept
         self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
@@ -174,7 +163,7 @@ class Scheduler:
             self.owned[(owner, what)] = owned
             return
         if owned is not None or facts:
-            self._changed((OWNER, owner))
+            self.waiting.changed((OWNER, owner))
         if facts:
             self.owned[(owner, what)] = (facts, self.session.place(owned[1] if owned else None, fact_type, {}, facts))
         elif owned is not None:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
@@ -189,7 +178,7 @@ class Scheduler:
         self._members[(owner, list_field)] = values
         if not self._reads_members:  # no rule matches them (lifted rules read the lists as exemptions)
             if before or values:
-                self._changed((OWNER, owner))
+                self.waiting.changed((OWNER, owner))
             return
         self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
 
@@ -329,9 +318,9 @@ class Scheduler:
         if old is not None or clusters:  # the placements its groups' rules read change
             for group in self._group_names_of(key):
                 if group[0] == ANTI:
-                    self._occupy(group[1], self._placed.get(key, ()), clusters)
+                    self.waiting.occupy(group[1], self._placed.get(key, ()), clusters)
                 else:
-                    self._changed(group)
+                    self.waiting.changed(group)
         self._placed[key] = tuple(clusters)
         if old is not None and old[1] is not None:
             self.session.retract(old[1])
@@ -580,106 +569,29 @@ class Scheduler:
         kept = self.kept(binding)
         if kept is not None:
             return kept
-        self._forget(binding.key)
+        self.waiting.forget(binding.key)
         placement = self._decide(binding, policy, why)
         if placement.unschedulable and not placement.clusters and not self._unkeepable:
-            self._wait(binding, policy, placement)
+            workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+            owner = encoding.binding_owner(binding.key)
+            groups = self._group_names_of(binding.key)
+            self.waiting.keep(binding, policy.name.value, workload, placement, owner, groups)
         return placement
 
     # ------------------------------------------------------------ unschedulable bindings kept (resilience sweeps)
     def kept(self, binding: Binding) -> Placement | None:
         """With ``keep_unschedulable``: the placement of this very binding when it was left unschedulable, if
-        nothing since has given it room; else None."""
-        waiting = self._waiting.get(binding.key)
-        if waiting is None or waiting.binding is not binding:
-            return None
-        self._recheck([(waiting.policy, waiting.workload)])
-        return waiting.placement if binding.key in self._waiting else None
+        nothing since has given it room (engine.schedule.waiting); else None."""
+        return self.waiting.kept(binding)
 
     def kept_keys(self, bindings: Mapping[str, Binding]) -> set[str]:
         """The keys whose binding in ``bindings`` ``kept`` would answer for, found at once: a sweep's
         unschedulable bindings are asked about at every step of every scenario."""
-        self._recheck(list(self._by_policy))
-        return {key for key, waiting in self._waiting.items() if bindings.get(key) is waiting.binding}
+        return self.waiting.kept_keys(bindings)
 
-    def _wait(self, binding: Binding, policy: ast.Policy, placement: Placement) -> None:
-        """Keep the unschedulable ``placement`` until its room may have grown: the binding's own facts or its
-        affinity group's placements change, or a feasible cluster of its policy that its anti-affinity group
-        does not hold is one it did not find so (``blocked``: those it found so, its own decisions rejected)."""
-        workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
-        name = policy.name.value
-        groups = self._group_names_of(binding.key)
-        anti = next((g for kind, g in groups if kind == ANTI), None)
-        held = self._held_by(anti)
-        blocked = tuple(t.difference(held) for t in self._feasible_now(policy, workload))
-        on = ((OWNER, encoding.binding_owner(binding.key)), *groups)
-        self._waiting[binding.key] = _Waiting(binding, placement, name, workload, blocked, anti, on)
-        for what in on:
-            self._waiting_on[what].add(binding.key)
-        self._by_policy[(name, workload)].add(binding.key)
-
-    def _forget(self, key: str) -> None:
-        waiting = self._waiting.pop(key, None)
-        if waiting is not None:
-            for what in waiting.on:
-                self._waiting_on[what].discard(key)
-            self._by_policy[(waiting.policy, waiting.workload)].discard(key)
-
-    def _changed(self, what: tuple[str, str]) -> None:
-        """An owner's facts or an affinity group's placements changed: the bindings waiting on it may have room."""
-        for key in list(self._waiting_on.get(what, ())):
-            self._forget(key)
-
-    def _occupy(self, group: str, before: Sequence[str], after: Sequence[str]) -> None:
-        """A member of the anti-affinity group moved from the clusters ``before`` to ``after``."""
-        occupied = self._occupied[group]
-        occupied.update(after)
-        occupied.subtract(before)
-        for cluster in set(before).difference(after):
-            if occupied[cluster] <= 0:
-                del occupied[cluster]
-        if self._waiting_on.get((ANTI, group)):
-            self._moved.add(group)
-
-    def _recheck(self, policies: Iterable[tuple[str, bool]]) -> None:
-        """Drop the waiting bindings that may have room now: those of the anti-affinity groups that moved since
-        they were checked, and of the ``policies`` (policy, workload) whose feasible clusters changed since.
-        WorkloadAntiAffinity rejects a group's clusters: a binding has room only on a feasible cluster its
-        group does not hold and its own decisions did not reject (``_Waiting.blocked``). Checked once per
-        change, not at every step."""
-        keys: set[str] = set()
-        if self._moved:
-            keys.update(k for g in self._moved for k in self._waiting_on.get((ANTI, g), ()))
-            self._moved = set()
-        for policy, workload in policies:
-            now = self._feasible_now(self.policies[policy], workload)
-            checked = self._checked.get((policy, workload))
-            if checked is None or not all(a is b for a, b in zip(checked, now, strict=True)):
-                self._checked[(policy, workload)] = now
-                keys.update(self._by_policy.get((policy, workload), ()))
-        answers: dict[tuple[str, bool, str | None, int], bool] = {}  # peers of one group alike are checked once
-        for key in keys:
-            waiting = self._waiting.get(key)
-            if waiting is None:
-                continue
-            at = (waiting.policy, waiting.workload, waiting.anti, id(waiting.blocked))
-            room = answers.get(at)
-            if room is None:
-                now = self._feasible_now(self.policies[waiting.policy], waiting.workload)
-                occupied = self._held_by(waiting.anti)
-                room = answers[at] = any(
-                    not t.difference(occupied) <= b for t, b in zip(now, waiting.blocked, strict=True)
-                )
-            if room:
-                self._forget(key)
-
-    def _held_by(self, group: str | None) -> Mapping[str, int]:
-        """The clusters an anti-affinity group's members hold, counted (none for no group)."""
-        return self._occupied.get(group, {}) if group is not None else {}
-
-    def _feasible_now(self, policy: ast.Policy, workload: bool) -> tuple[frozenset[str], ...]:
+    def _feasible_now(self, name: str, workload: bool) -> tuple[frozenset[str], ...]:
         """The feasible clusters of each of the policy's terms, as its shared result has them now."""
-        name = policy.name.value
+        policy = self.policies[name]
         revision = self.session.revision(self.scope_ids[name])
         found = self._feasible_at.get((name, workload))
         if found is None or found[0] != revision or found[1] is not self.candidates:
@@ -754,33 +666,18 @@ class Scheduler:
     def _group_decisions(self, binding: Binding) -> tuple[list[Decision], tuple[str, int] | tuple[()] | None]:
         """The decisions of the binding's group scope that apply to it, and what it shares with the bindings of its
         scope that decide alike: () when the scope decided nothing, (scope, revision) when all apply, None when one
-        of them does not (the binding's own placement or a cluster it targets lifts it: engine.compile.lift)."""
+        of them may not (the binding's own placements or a cluster it targets lift some: engine.compile.lift)."""
         scope = self.group_ids.get(binding.key)
         if scope is None:
             return [], ()
-        name = self.binding_facts[binding.key]["name"]
-        if self._placed.get(binding.key):  # its own placements are exempt: an answer of its own, without them
+        placed = bool(self._placed.get(binding.key))
+        if placed or binding.cluster_names:  # an exemption may lift some: its own placements, its clusters
+            name = self.binding_facts[binding.key]["name"]
             mine = {("name", name), *(("clusters", c) for c in binding.cluster_names)}
-            found_own = self.session.decisions(scope, name)
-            return [d for d in found_own if not any(e in mine for e in d.exempt)], None
-        revision = self.session.revision(scope)
-        found = self._scopes.get(scope)
-        if found is None or found[0] != revision:
-            decisions = self.session.decisions(scope)
-            lifting: dict[tuple[str, str], set[int]] = defaultdict(set)
-            for d in decisions:
-                for exemption in d.exempt:
-                    lifting[exemption].add(id(d))
-            found = self._scopes[scope] = (revision, decisions, dict(lifting))
-        _, decisions, lifting = found
-        if not decisions:
-            return [], ()
-        lifted = set().union(
-            lifting.get(("name", name), ()), *(lifting.get(("clusters", c), ()) for c in binding.cluster_names)
-        )
-        if not lifted:
-            return list(decisions), (scope, revision)
-        return [d for d in decisions if id(d) not in lifted], None
+            found = self.session.decisions(scope, name if placed else None)  # without its own placements' matches
+            return [d for d in found if not any(e in mine for e in d.exempt)], None
+        decisions = list(self.session.decisions(scope))
+        return decisions, ((scope, self.session.revision(scope)) if decisions else ())
 
     def _attempt(
         self,
@@ -823,7 +720,9 @@ class Scheduler:
         term, policy = shared.term, self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
         scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
-        attempt = _Attempt(term, feasible, scores, rejected, applied)
+        # only explanations read the decisions applied: without, an attempt shared by bindings alike does not hold
+        # them (a group's decisions, one per cluster its members hold)
+        attempt = _Attempt(term, feasible, scores, rejected, applied if self.explanations else ())
         if not feasible:
             attempt.error, attempt.fit_error = fit_error(len(self.clusters), rejected), True
             return attempt
@@ -1088,26 +987,9 @@ class Scheduler:
 
 
 # what a binding left unschedulable waits on (Scheduler._wait): its own facts, its groups' placements
-OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
 
 # the TaintToleration filter's words before the taint (rules/taint_toleration.fr)
 UNTOLERATED = "cluster(s) had untolerated taint "
-
-
-@dataclass(frozen=True, slots=True)
-class _Waiting:
-    """A binding left unschedulable in a sweep (Scheduler._wait): its placement; per term of its policy, the
-    feasible clusters its anti-affinity group did not hold then (its own decisions rejected them); its
-    anti-affinity group; what it waits on: its owner and affinity group (a change drops it), its anti-affinity
-    group (a move re-checks it)."""
-
-    binding: Binding
-    placement: Placement
-    policy: str
-    workload: bool
-    blocked: tuple[frozenset[str], ...]
-    anti: str | None
-    on: tuple[tuple[str, str], ...]
 
 
 @dataclass
