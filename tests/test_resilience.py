@@ -438,3 +438,38 @@ def test_a_stopped_sweep_stops_at_once_and_ends_its_workers(tmp_path: Path, how:
     ]
     assert not alive
     assert b"Traceback" not in (process.stderr.read() if process.stderr else b"")
+
+
+def test_kept_keys_of_logged_bindings_follow_what_changed() -> None:
+    """Waiting.kept_keys asked about bindings that log what is set in them (the simulator's) reads only what was set
+    or kept since it was last asked, and answers as a full pass over the kept bindings does, step after step."""
+    from dataclasses import replace
+    from typing import cast
+
+    from engine.failover.controllers import Bindings
+    from engine.results import Placement
+    from engine.schedule.waiting import Waiting
+
+    facts = _flink_ha()[1]
+    waiting = Waiting(lambda policy, workload: ())
+    bindings = Bindings({b.key: b for b in facts.bindings})
+    a, b, c = sorted(bindings)[:3]
+    placed = cast(Placement, object())
+
+    def check() -> set[str]:
+        answer = waiting.kept_keys(bindings)
+        assert answer == waiting.kept_keys(dict(bindings))  # a plain mapping: the full pass
+        return answer
+
+    for key in (a, b):
+        waiting.keep(bindings[key], "p", True, placed, f"b/{key}", ())
+    assert check() == {a, b}
+    bindings[a] = replace(bindings[a], clusters=())  # another object: no longer the binding kept
+    assert check() == {b}
+    waiting.keep(bindings[a], "p", True, placed, f"b/{a}", ())
+    waiting.forget(b)
+    waiting.keep(bindings[c], "p", True, placed, f"b/{c}", ())
+    assert check() == {a, c}
+    bindings[c] = replace(bindings[c], clusters=())
+    waiting.changed(("owner", f"b/{a}"))
+    assert check() == set()

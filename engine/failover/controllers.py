@@ -359,6 +359,7 @@ class Bindings(dict[str, Binding]):
         self.with_tasks: set[str] = set()
         self.with_status: set[str] = set()  # with aggregated status (application failover reads it)
         self.unplaced: set[str] = set()  # with no target cluster
+        self.log: list[str] = []  # the key of each set, in order (engine.schedule.waiting.Logged)
         for key, binding in bindings.items():
             self[key] = binding
 
@@ -368,6 +369,7 @@ class Bindings(dict[str, Binding]):
             for name in old.cluster_names:
                 self.on[name].discard(key)
         super().__setitem__(key, binding)
+        self.log.append(key)
         self.changed.add(key)
         self.touched.add(key)
         for name in binding.cluster_names:
