@@ -440,9 +440,9 @@ def test_a_stopped_sweep_stops_at_once_and_ends_its_workers(tmp_path: Path, how:
     assert b"Traceback" not in (process.stderr.read() if process.stderr else b"")
 
 
-def test_kept_keys_of_logged_bindings_follow_what_changed() -> None:
-    """Waiting.kept_keys asked about bindings that log what is set in them (the simulator's) reads only what was set
-    or kept since it was last asked, and answers as a full pass over the kept bindings does, step after step."""
+def test_kept_keys_of_watched_bindings_follow_what_changed() -> None:
+    """Waiting.kept_keys asked about bindings it can watch (the simulator's) reads only what was set or kept since
+    it was last asked, and answers as a full pass over the kept bindings does, step after step."""
     from dataclasses import replace
     from typing import cast
 
@@ -464,6 +464,7 @@ def test_kept_keys_of_logged_bindings_follow_what_changed() -> None:
     for key in (a, b):
         waiting.keep(bindings[key], "p", True, placed, f"b/{key}", ())
     assert check() == {a, b}
+    assert not any(bindings.watchers)  # what was set is taken out as it is read
     bindings[a] = replace(bindings[a], clusters=())  # another object: no longer the binding kept
     assert check() == {b}
     waiting.keep(bindings[a], "p", True, placed, f"b/{a}", ())

@@ -359,7 +359,7 @@ class Bindings(dict[str, Binding]):
         self.with_tasks: set[str] = set()
         self.with_status: set[str] = set()  # with aggregated status (application failover reads it)
         self.unplaced: set[str] = set()  # with no target cluster
-        self.log: list[str] = []  # the key of each set, in order (engine.schedule.waiting.Logged)
+        self.watchers: list[set[str]] = []  # each the keys set since its reader last took them (watch)
         for key, binding in bindings.items():
             self[key] = binding
 
@@ -369,7 +369,8 @@ class Bindings(dict[str, Binding]):
             for name in old.cluster_names:
                 self.on[name].discard(key)
         super().__setitem__(key, binding)
-        self.log.append(key)
+        for watcher in self.watchers:
+            watcher.add(key)
         self.changed.add(key)
         self.touched.add(key)
         for name in binding.cluster_names:
@@ -386,6 +387,13 @@ class Bindings(dict[str, Binding]):
 
     def __delitem__(self, key: str) -> None:
         raise TypeError("bindings are never deleted in a simulation")
+
+    def watch(self) -> set[str]:
+        """A set of the keys set from now on, to which each key set is added until its reader takes it out
+        (engine.schedule.waiting.Watched)."""
+        watcher: set[str] = set()
+        self.watchers.append(watcher)
+        return watcher
 
     def targeting(self, clusters: Iterable[str]) -> list[str]:
         """The keys of the bindings targeting any of ``clusters``, sorted."""

@@ -22,10 +22,10 @@ OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
 
 
 @runtime_checkable
-class Logged(Protocol):
-    """Bindings by key that log the key of each binding set, in order (engine.failover.controllers.Bindings)."""
+class Watched(Protocol):
+    """Bindings by key that tell a watcher the keys set in them (engine.failover.controllers.Bindings)."""
 
-    log: list[str]
+    def watch(self) -> set[str]: ...
 
     def get(self, key: str) -> Binding | None: ...
 
@@ -60,9 +60,9 @@ class Waiting:
         # (policy, workload) → the feasible clusters per term its kept bindings were last checked against
         self._checked: dict[tuple[str, bool], tuple[frozenset[str], ...]] = {}
         self._by_policy: dict[tuple[str, bool], set[str]] = defaultdict(set)  # (policy, workload) → kept keys
-        # kept_keys of the logged bindings last asked about: its answer, how much of their log it read, and the
-        # keys kept or forgotten since
-        self._logged: tuple[Logged, set[str], int] | None = None
+        # kept_keys of the watched bindings last asked about: its answer, the keys set in them since, and the keys
+        # kept or forgotten since
+        self._watched: tuple[Watched, set[str], set[str]] | None = None
         self._dirty: set[str] = set()
 
     def kept(self, binding: Binding) -> Placement | None:
@@ -74,26 +74,27 @@ class Waiting:
         self._recheck([(kept.policy, kept.workload)])
         return kept.placement if binding.key in self._kept else None
 
-    def kept_keys(self, bindings: Mapping[str, Binding] | Logged) -> set[str]:
-        """The keys whose binding in ``bindings`` ``kept`` would answer for, found at once. Bindings that log what is
-        set in them are asked about again from what changed since (a sweep asks at every step of every scenario
-        about its 7,500 kept bindings, of which a scenario touches a few hundred)."""
+    def kept_keys(self, bindings: Mapping[str, Binding] | Watched) -> set[str]:
+        """The keys whose binding in ``bindings`` ``kept`` would answer for, found at once. Bindings that can be
+        watched are asked about again from what changed since (a sweep asks at every step of every scenario about
+        its 7,500 kept bindings, of which a scenario touches a few hundred)."""
         self._recheck(list(self._by_policy))
-        if not isinstance(bindings, Logged):
+        if not isinstance(bindings, Watched):
             return {key for key, kept in self._kept.items() if bindings.get(key) is kept.binding}
-        logged = self._logged
-        if logged is None or logged[0] is not bindings:
+        watched = self._watched
+        if watched is None or watched[0] is not bindings:
             answer = {key for key, kept in self._kept.items() if bindings.get(key) is kept.binding}
+            self._watched = (bindings, answer, bindings.watch())
         else:
-            answer, read = logged[1], logged[2]
-            for key in (*bindings.log[read:], *self._dirty):
+            answer, since = watched[1], watched[2]
+            for key in (*since, *self._dirty):
                 kept = self._kept.get(key)
                 if kept is not None and bindings.get(key) is kept.binding:
                     answer.add(key)
                 else:
                     answer.discard(key)
+            since.clear()
         self._dirty = set()
-        self._logged = (bindings, answer, len(bindings.log))
         return set(answer)
 
     def keep(
