@@ -45,7 +45,9 @@ def test_taint_toleration(tmp_path: Path, taints: list[dict[str, str]], tolerati
     assert ("cluster1" in placement.feasible) is feasible
     if not feasible:
         assert placement.rejected["cluster1"][0].rule == "taint-toleration"
-    # the taint manager tests a toleration against a taint with the filter's own rule: the same verdict
+    # the taint manager tests a toleration against a taint with the filter's own rule: the same verdict (Karmada's
+    # filter, pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go, and its taint manager,
+    # pkg/util/helper/taint.go GetMatchingTolerations and GetMinTolerationTime, both call ToleratesTaint)
     (parsed,) = load_rules([tmp_path / "rules.fr"]).policies
     facts = policy_tolerations(parsed, seconds=True)
     filtered = [Taint(t["key"], t.get("value", ""), t["effect"]) for t in taints if t["effect"] != "PreferNoSchedule"]

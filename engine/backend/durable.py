@@ -454,7 +454,7 @@ class DurableSession:
                 found = _reuse(before, made) if before else tuple(made)
                 answers.put(key, found)
                 for fact_type, (_, values) in self.program.keyed_by_plan.get(plan.index, ()):
-                    at = tuple(hashable(anchor.get(v.prop)) if isinstance(v, ir.Ref) else v for v in values)
+                    at = tuple(hashable(anchor.get(v.prop) if isinstance(v, ir.Ref) else v) for v in values)
                     self._answered[(plan.index, fact_type)].setdefault(at, set()).add(key)
             out.append(found)
         return tuple(out)

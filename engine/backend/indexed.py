@@ -487,8 +487,9 @@ class _Emitter:
             # looked up among the batches by their common part, each batch's facts made as they are visited
             self.batched.append((step.fact_type, step.keys))
             self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
-            if self._unlike_batch(step):  # a batch of W's own is passed over whole
-                batches = f"(_g for _g in b{depth}.values() if _g.common.get({self.unlike[1]!r}, M) != W)"  # type: ignore[index]
+            unlike = self._unlike_on(step)
+            if unlike is not None and not in_part(unlike):  # a batch of W's own is passed over whole
+                batches = f"(_g for _g in b{depth}.values() if _g.common.get({unlike!r}, M) != W)"
             else:
                 batches = f"b{depth}.values()"
             return f"((_f for _g in {batches} for _f in _g.members()) if b{depth} is not None else ())"
@@ -501,14 +502,9 @@ class _Emitter:
         """Whether the step looks its facts up among batches, by their common part."""
         return bool(step.keys) and step.fact_type in BATCHED and not any(in_part(k) for k in step.keys)
 
-    def _unlike_batch(self, step: Step) -> bool:
-        """Whether W's exemption reads the common part of the batches the step looks up (one test per batch)."""
-        return (
-            self.unlike is not None
-            and self.unlike[0] == step.alias
-            and self._batched(step)
-            and not in_part(self.unlike[1])
-        )
+    def _unlike_on(self, step: Step) -> str | None:
+        """The property of the step's facts that W's exemption reads, if it reads the step's facts."""
+        return self.unlike[1] if self.unlike is not None and self.unlike[0] == step.alias else None
 
     def _skip(self, depth: int, step: Step, fact: str) -> None:
         """Emit the test that passes over a candidate not filling the step: a fact already matched (of the
@@ -519,13 +515,10 @@ class _Emitter:
         tests = [same.format(fact, var) for alias, var in self.var.items() if self.types[alias] == step.fact_type]
         if cond != ir.TRUE:
             tests.append(f"not {self._cond(cond, fact)}")
-        if (
-            self.unlike is not None
-            and self.unlike[0] == step.alias
-            and not step.negated
-            and not self._unlike_batch(step)
-        ):
-            tests.append(f"{fact}.get({self.unlike[1]!r}, M) == W")  # never, with W None: no fact has None
+        unlike = self._unlike_on(step)
+        if unlike is not None and not step.negated and not (self._batched(step) and not in_part(unlike)):
+            tests.append(f"{fact}.get({unlike!r}, M) == W")  # never, with W None: no fact has None
+            # (a batched step whose batches W's exemption reads passed over W's own batch whole: _candidates)
         if tests:
             self._line(depth, f"if {' or '.join(tests)}:")
             self._line(depth + 1, "continue")

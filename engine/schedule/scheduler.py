@@ -503,7 +503,8 @@ class Scheduler:
         return tuple(sorted(reasons, key=lambda x: (x.rule, x.source, rank(x.message), x.message)))
 
     def _applies(self, decision: Decision, lists: Mapping[str, frozenset[str]]) -> bool:
-        """False for a scoped decision whose exemption the binding meets (a cluster it already targets)."""
+        """False for a scoped decision whose exemption the binding meets (``lists``: its list fields' values, and
+        its name under ``"name"``: a cluster it already targets, its own placement)."""
         return not any(value in lists.get(name, ()) for name, value in decision.exempt)
 
     def _feasibility(
@@ -572,10 +573,9 @@ class Scheduler:
         self.waiting.forget(binding.key)
         placement = self._decide(binding, policy, why)
         if placement.unschedulable and not placement.clusters and not self._unkeepable:
-            workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
             owner = encoding.binding_owner(binding.key)
             groups = self._group_names_of(binding.key)
-            self.waiting.keep(binding, policy.name.value, workload, placement, owner, groups)
+            self.waiting.keep(binding, policy.name.value, _workload(binding), placement, owner, groups)
         return placement
 
     # ------------------------------------------------------------ unschedulable bindings kept (resilience sweeps)
@@ -673,9 +673,9 @@ class Scheduler:
         placed = bool(self._placed.get(binding.key))
         if placed or binding.cluster_names:  # an exemption may lift some: its own placements, its clusters
             name = self.binding_facts[binding.key]["name"]
-            mine = {("name", name), *(("clusters", c) for c in binding.cluster_names)}
+            lists = {"clusters": frozenset(binding.cluster_names), "name": frozenset((name,))}
             found = self.session.decisions(scope, name if placed else None)  # without its own placements' matches
-            return [d for d in found if not any(e in mine for e in d.exempt)], None
+            return [d for d in found if self._applies(d, lists)], None
         decisions = list(self.session.decisions(scope))
         return decisions, ((scope, self.session.revision(scope)) if decisions else ())
 
@@ -691,9 +691,9 @@ class Scheduler:
         ``own``: the binding's decisions and its group scope's that apply to it; ``alike``: what the bindings
         of its group scope that have them all share (Scheduler._group_decisions), None when they differ."""
         policy = self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
-        # IsWorkload (the ClusterAffinity filter's overflow groups); AssignReplicas divides replicas only for a
-        # workload of one pod template: a multi-component one goes, as a whole, to every selected cluster
-        workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+        # AssignReplicas divides replicas only for a workload of one pod template: a multi-component one goes, as a
+        # whole, to every selected cluster
+        workload = _workload(binding)
         divides = (binding.replicas > 0 or binding.requirements is not None) and len(binding.components) <= 1
         shared = self._shared(policy, term, workload)
         if self.share and alike is not None and not binding.clusters:  # it decides as any binding alike
@@ -1005,6 +1005,12 @@ class _Attempt:
     replicas: Mapping[str, int] = field(default_factory=dict)
     error: str | None = None  # the condition message, when the term failed
     fit_error: bool = False  # no cluster fits: spec.clusters is emptied
+
+
+def _workload(binding: Binding) -> bool:
+    """IsWorkload (the ClusterAffinity filter's overflow groups apply to workloads only): replicas, a resource
+    request or components."""
+    return binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
 
 
 def _request_key(binding: Binding) -> tuple[int, Any, Any]:
