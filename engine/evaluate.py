@@ -141,7 +141,7 @@ def evaluate(
         evictions: tuple[Eviction, ...] = ()
         notes: list[Diagnostic] = []
         if now is not None:
-            scheduler.reset()
+            scheduler.store.reset()
             simulator = Simulator(scheduler, now, controllers)
             notes = simulator.warnings
             simulator.step()

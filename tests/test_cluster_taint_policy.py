@@ -290,7 +290,7 @@ def test_without_the_failover_gate_the_taints_are_as_the_snapshot_shows(tmp_path
     for gate, effects in ((True, ["NoSchedule", "NoExecute"]), (False, ["NoSchedule"])):
         scheduler = scheduler_for(RuleSet((), {}), facts, controllers=Controllers(failover=gate))
         try:
-            assert [t.effect for t in scheduler.clusters["m1"].taints] == effects
+            assert [t.effect for t in scheduler.store.clusters["m1"].taints] == effects
         finally:
             scheduler.close()
 

@@ -305,7 +305,7 @@ def _orders_d_waiting(tmp_path: Path) -> tuple[Any, Any, Any]:
     d, c = bindings["streaming/orders-d-flinkdeployment"], bindings["streaming/orders-c-flinkdeployment"]
     assert placed[d.key].unschedulable and placed[c.key].clusters == ("member3",)
     for key in (c.key, "streaming/orders-a-flinkdeployment", "streaming/orders-b-flinkdeployment"):
-        scheduler.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
+        scheduler.store.restore(replace(bindings[key], clusters=(TargetCluster(placed[key].clusters[0], 1),)))
     return scheduler, d, c
 
 
@@ -318,7 +318,7 @@ def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room(tm
     try:
         kept = scheduler.decide(d)
         assert kept.unschedulable and scheduler.decide(d) is kept  # kept: nothing changed for it
-        scheduler.restore(replace(c, clusters=()))  # orders-c leaves member3
+        scheduler.store.restore(replace(c, clusters=()))  # orders-c leaves member3
         assert scheduler.decide(d).clusters == ("member3",)
     finally:
         scheduler.close()
@@ -338,11 +338,11 @@ def test_a_peer_leaving_an_infeasible_cluster_keeps_the_binding_until_that_clust
     try:
         kept = scheduler.decide(d)
         assert kept.unschedulable and scheduler.decide(d) is kept
-        member3 = scheduler.clusters["member3"]
-        scheduler.update_cluster(replace(member3, taints=(Taint("maintenance", "", "NoSchedule"),)))
-        scheduler.restore(replace(c, clusters=()))  # orders-c leaves member3, which takes nothing new now
+        member3 = scheduler.store.clusters["member3"]
+        scheduler.store.update_cluster(replace(member3, taints=(Taint("maintenance", "", "NoSchedule"),)))
+        scheduler.store.restore(replace(c, clusters=()))  # orders-c leaves member3, which takes nothing new now
         assert scheduler.decide(d) is kept
-        scheduler.update_cluster(member3)
+        scheduler.store.update_cluster(member3)
         assert scheduler.decide(d).clusters == ("member3",)
     finally:
         scheduler.close()
@@ -368,9 +368,9 @@ def test_a_shared_result_updated_from_what_changed_is_the_one_made_anew(seed: in
     try:
         names = sorted(scheduler.policies)
         for _ in range(25):
-            cluster = scheduler.clusters[rng.choice(scheduler.candidates)]
+            cluster = scheduler.store.clusters[rng.choice(scheduler.candidates)]
             effect = rng.choice(["NoSchedule", "NoExecute", None])
-            scheduler.update_cluster(replace(cluster, taints=(Taint("k", "", effect),) if effect else ()))
+            scheduler.store.update_cluster(replace(cluster, taints=(Taint("k", "", effect),) if effect else ()))
             for name in rng.sample(names, 3):
                 updated = scheduler._shared(name, None)  # from the one cached before the change
                 del scheduler._shared_cache[(name, None, False)]

@@ -53,6 +53,7 @@ class Simulator:
         self, scheduler: Scheduler, start: dt.datetime, controllers: Controllers = DEFAULT_CONTROLLERS
     ) -> None:
         self.engine = scheduler
+        self.store = scheduler.store  # the session's facts, which every change the controllers make goes through
         facts = scheduler.facts
         self._due_now = False  # an application failover due at the moment the last step ended
         chosen = scheduler.binding_policy
@@ -129,7 +130,7 @@ class Simulator:
             self.entries += _taint_changes(world.now, cluster, tainted)
             cluster = tainted
         world.clusters[cluster.name] = cluster
-        self.engine.update_cluster(cluster)
+        self.store.update_cluster(cluster)
 
     def _health(self, key: str, cluster: str, health: str, event: Event) -> None:
         binding = self.world.bindings.get(key)
@@ -205,7 +206,7 @@ class Simulator:
             binding, dropped = graceful_eviction(world, world.bindings[key])
             if binding != world.bindings[key]:
                 world.bindings[key] = binding
-                self.engine.update_binding(binding)
+                self.store.update_binding(binding)
             for task in dropped:
                 self.entries.append(Entry(world.now, EntryKind.TASK_REMOVED, key, task.from_cluster))
             if dropped and not binding.clusters:
@@ -230,7 +231,7 @@ class Simulator:
         evictions = self.engine.session.evictions()
         if not evictions:  # most rule sets have no `evict` rule: no map of every binding at every step
             return []
-        keys = {fact_id: key for key, fact_id in self.engine.binding_ids.items()}
+        keys = {fact_id: key for key, fact_id in self.store.binding_ids.items()}
         out = []
         for d in evictions:
             rule = self.engine.compiled.rules[d.rule]
@@ -244,7 +245,7 @@ class Simulator:
         kept = self.engine.kept(binding)
         if kept is not None:  # left unschedulable, and nothing gave it room since (resilience sweeps)
             return kept
-        self.engine.update_binding(binding)
+        self.store.update_binding(binding)
         placement = self.engine.decide(binding)
         if placement.unschedulable and placement.clusters == binding.cluster_names:
             targets = binding.clusters  # a failure that is not a FitError keeps them as they are
@@ -252,7 +253,7 @@ class Simulator:
             targets = tuple(TargetCluster(c, placement.replicas.get(c, 0)) for c in placement.clusters)
         if targets != binding.clusters:
             self.world.bindings[key] = replace(binding, clusters=targets)
-            self.engine.update_binding(self.world.bindings[key])
+            self.store.update_binding(self.world.bindings[key])
         kind = EntryKind.UNSCHEDULABLE if placement.unschedulable else EntryKind.SCHEDULED
         if placement.clusters != binding.cluster_names or placement.unschedulable:
             detail: dict[str, Any] = {"clusters": list(placement.clusters)}

@@ -215,7 +215,7 @@ class Base:
         }
         self.groups: dict[str, str] = {}  # binding → NAMESPACE/GROUP of its anti-affinity group
         self.members: dict[str, list[str]] = defaultdict(list)  # NAMESPACE/GROUP → its bindings
-        for key, props in self.scheduler.binding_facts.items():
+        for key, props in self.scheduler.store.binding_facts.items():
             if props.get("anti_affinity_group"):
                 group = self.groups[key] = f"{props['namespace']}/{props['anti_affinity_group']}"
                 self.members[group].append(key)
@@ -253,12 +253,12 @@ class Base:
         for name, cluster in self.clusters.items():
             if world.clusters.get(name) is not cluster:
                 world.clusters[name] = cluster
-                scheduler.update_cluster(cluster)
+                scheduler.store.update_cluster(cluster)
         for key in sorted(world.bindings.touched):
             binding = self.bindings[key]
             world.bindings[key] = binding
             world.works[key] = {c: dict(labels) for c, labels in self.works.get(key, {}).items()}
-            scheduler.restore(binding)
+            scheduler.store.restore(binding)
         world.bindings.touched.clear()
         world.bindings.changed.clear()
         world.unhealthy_since = dict(self.unhealthy_since)

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 from weakref import WeakValueDictionary
 
 from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
-from engine.compile.encoding import Groups
-from engine.compile.policies import affinity_terms, groups, spread_facts, tolerations
+from engine.compile.policies import affinity_terms
 from engine.errors import Diagnostic, listed, warning
-from engine.inputs.facts import Binding, Cluster, Facts
+from engine.inputs.facts import Binding, Facts
 from engine.inputs.matching import cluster_matches
 from engine.results import Placement, Reason, histogram
 from engine.schedule.explain import Explainer, Lazy
@@ -54,10 +53,11 @@ from engine.schedule.reschedule import (
 )
 from engine.schedule.selection import PolicyChooser
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
+from engine.schedule.store import FactStore
 from engine.schedule.views import Constant, Joined, Rejections, RejectionsOverlay, Subset
-from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
+from engine.schedule.waiting import Waiting
 from engine.syntax import ast
-from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
+from engine.syntax.schema import MEMBER
 
 LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
 ONE = Limits(1, 1)  # a spread by cluster with minGroups 1 and maxGroups 1: exactly one cluster
@@ -104,19 +104,8 @@ class Scheduler:
         self.policies = {p.name.value: p for p in policies}
         self.notes: dict[str, str] = {}  # binding key → how its policy was chosen, where a claim decided
         self.session: Session = program.session(explanations)
-        self.cluster_ids: dict[str, str] = {}
-        self.binding_ids: dict[str, str] = {}
-        # binding key → its placements' batch (Session.place) and its ``scheduled`` marker's id
-        self.placement_ids: dict[str, tuple[str, str | None]] = {}
-        self.binding_policy: dict[str, ast.Policy | None] = {}
-        self.binding_facts: dict[str, dict[str, Any]] = {}
-        self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
-        # (owner key, what) → the facts asserted for it and their batch (Session.place)
-        self.owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
-        self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
+        self.binding_policy: dict[str, ast.Policy | None] = {}  # binding key → the policy chosen (None: no policy)
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
-        self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
-        self.group_ids: dict[str, str] = {}  # binding key → its group_scope fact (engine.compile.lift)
         self._reasons: dict[tuple[int, str, str], Reason] = {}
         self._alone: dict[Reason, tuple[Reason]] = {}  # each reason as the one reason of a cluster, shared
         # policy scope fact → (its revision, whether a user's rule decided in it)
@@ -127,17 +116,24 @@ class Scheduler:
         # placements and its policy's feasible clusters stay as they were (failures only take clusters away),
         # so it stays unschedulable (its FitError message, which sweeps do not show, may count fewer reasons)
         self.keep_unschedulable = False
-        self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
-        self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (_group_names_of)
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
         self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
         # the bindings left unschedulable (keep_unschedulable), and what each waits on
         self.waiting = Waiting(self._feasible_now)
-        self._placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
+        # the facts in the session: loaded, placed and changed there alone
+        self.store = FactStore(
+            self.session,
+            self.compiled,
+            facts,
+            list(self.policies.values()),
+            self.binding_policy,
+            self.waiting,
+            frozenset(self.held),
+            workload_affinity,
+        )
         # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
         # unschedulable binding waits on is not known, and none is kept
         self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
-        self._reads_members = MEMBER in self.compiled.matched
         self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
         # bindings' rejections alike, shared while a placement holds them (Scheduler._overlay)
         self._overlays: WeakValueDictionary[tuple[int, int, int], RejectionsOverlay] = WeakValueDictionary()
@@ -145,118 +141,20 @@ class Scheduler:
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._plans: dict[str, Plan] = {}
         self._terms: dict[str, list[str | None]] = {}  # policy → its clusterAffinities terms (affinity_terms)
-        self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
-        self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
-        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.placements' cache
 
     def close(self) -> None:
         self.session.close()
 
-    def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
-        """Make ``facts`` the facts ``owner`` has for ``what``, one batch (Session.place: unchanged ones stay
-        asserted, so explanations already given keep their facts; changed ones are retracted and asserted anew)."""
-        owned = self.owned.pop((owner, what), None)
-        if owned is not None and owned[0] == facts:
-            self.owned[(owner, what)] = owned
-            return
-        if owned is not None or facts:
-            self.waiting.changed((OWNER, owner))
-        if facts:
-            self.owned[(owner, what)] = (facts, self.session.place(owned[1] if owned else None, fact_type, {}, facts))
-        elif owned is not None:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
-            self.session.retract(owned[1])
-
-    def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
-        """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
-        values = tuple(values)
-        before = self._members.get((owner, list_field))
-        if before == values:
-            return
-        self._members[(owner, list_field)] = values
-        if not self._reads_members:  # no rule matches them (lifted rules read the lists as exemptions)
-            if before or values:
-                self.waiting.changed((OWNER, owner))
-            return
-        self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
-
     def load(self) -> None:
-        """Assert the input facts, those that rules only test for absence first (members, tolerations,
-        tasks, taints), then clusters, then bindings, so that no rule fires on a partial picture."""
-        s = self.session
-        live = [c for c in self.facts.clusters if not c.deleting]
-        for cluster in live:
-            self._member(encoding.cluster_owner(cluster.name), "zones", cluster.zones)
-        for binding in self.facts.bindings:
-            self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
-        for policy in self.policies.values():
-            for toleration in tolerations(policy):
-                s.assert_fact("cluster_toleration", toleration)
-            for spread in spread_facts(policy):
-                s.assert_fact("spread_constraint", spread)
-        for binding in self.facts.bindings:
-            self._tasks(binding)
-        for cluster in live:
-            self._taints(cluster)
-        apis = sorted({(b.api_version, b.kind) for b in self.facts.bindings if b.api_version})
-        for cluster in live:
-            for api_version, kind in apis if cluster.api_enablements is not None else ():
-                if cluster.api_enablement(api_version, kind) != "APIEnabled":  # APIDisabled or APIUnknown
-                    fact = {"cluster": cluster.name, "api_version": api_version, "kind": kind}
-                    s.assert_fact("api_unavailable", fact)
-        for cluster in live:
-            self.cluster_ids[cluster.name] = s.assert_fact("cluster", encoding.cluster(self.symbols, cluster))
+        """Choose each binding's policy, then load the facts into the session (engine.schedule.store)."""
         for binding in self.facts.bindings:
             self._select(binding)
-        for name in sorted({p.name.value for p in self.binding_policy.values() if p is not None}):
-            self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, encoding.policy_scope(name))
-        for binding in self.facts.bindings:
-            self._load_binding(binding)
-        self._group_scopes()
-        self.reset()
+        self.store.load()
 
-    def _group_scopes(self) -> None:
-        """One group_scope fact per value of the fields the rules lifted to it read, for the bindings a policy
-        selects (the others are not decided), numbered in the bindings' order."""
-        keys = self.compiled.group_keys
-        if not keys:
-            return
-        ids: dict[tuple[Any, ...], str] = {}
-        for binding in self.facts.bindings:
-            if self.binding_policy[binding.key] is None:
-                continue
-            props = self.binding_facts[binding.key]
-            value = encoding.scope_value(keys, props)
-            scope = ids.get(value)
-            if scope is None:
-                scope = ids[value] = self.session.assert_fact(GROUP_SCOPE, encoding.group_scope(len(ids), keys, props))
-            self.group_ids[binding.key] = scope
-
-    def _tasks(self, binding: Binding) -> None:
-        tasks = [encoding.eviction_task(binding, t) for t in binding.eviction_tasks]
-        self._own(encoding.binding_owner(binding.key), "tasks", "eviction_task", tasks)
-
-    def _taints(self, cluster: Cluster) -> None:
-        taints = [encoding.taint(cluster.name, t) for t in cluster.taints]
-        self._own(encoding.cluster_owner(cluster.name), "taints", "taint", taints)
-
-    # ------------------------------------------------------------ incremental updates (simulation)
-    def update_cluster(self, cluster: Cluster) -> None:
-        """A cluster's taints changed: retract and assert its taint facts only."""
-        self.clusters = {**self.clusters, cluster.name: cluster}
-        self._taints(cluster)
-
-    def update_binding(self, binding: Binding) -> None:
-        """A binding's target or eviction tasks changed: replace those facts only."""
-        if self._synced.get(binding.key) is binding:  # its facts are this very binding's already
-            return
-        self._synced[binding.key] = binding
-        owner = encoding.binding_owner(binding.key)
-        self._member(owner, "clusters", binding.cluster_names)
-        self._tasks(binding)
-
+    # ------------------------------------------------------------ policy choice
     def _select(self, binding: Binding) -> None:
         """The policy that claims the binding's workload, or its variant with the placement the binding
         holds (``held``)."""
@@ -274,81 +172,6 @@ class Scheduler:
         elif note not in said:
             self.notes[key] = f"{said}; {note}"
 
-    def _counts_as_peer(self, binding: Binding) -> bool:
-        """A binding a policy selects, or one whose spec.workloadAffinityGroups the scheduler's indexer
-        sees whatever policy made it (another team's, not among the evaluated ones)."""
-        return self.binding_policy[binding.key] is not None or (
-            self.workload_affinity and bool(binding.affinity_group or binding.anti_affinity_group)
-        )
-
-    def _load_binding(self, binding: Binding) -> None:
-        policy = self.binding_policy[binding.key]
-        g = self._groups(policy, binding.labels) if policy is not None else Groups()
-        recorded = binding.affinity_group is not None or binding.anti_affinity_group is not None
-        if policy is None or not binding.labels or (binding.key in self.held and recorded):
-            # no workload manifest, no evaluated policy, or a binding the detector has not refreshed since
-            # its policy changed (lazy activation): the groups recorded on the binding
-            g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
-        if not self.workload_affinity:
-            g = Groups()
-        props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
-        self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
-        self.binding_facts[binding.key] = props
-
-    def _groups(self, policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
-        """The binding's groups (engine.compile.policies.groups), once per policy and values of the labels
-        its workload terms group by."""
-        keys = self._group_keys.get(policy.name.value)
-        if keys is None:
-            terms = [s for s in policy.statements if isinstance(s, ast.WorkloadTerm)]
-            keys = self._group_keys[policy.name.value] = tuple(t.key.value for t in terms)
-        key = (policy.name.value, tuple(labels.get(k) for k in keys))
-        found = self._group_cache.get(key)
-        if found is None:
-            found = self._group_cache[key] = groups(policy, labels)
-        return found
-
-    # ------------------------------------------------------------ placements in the engine
-    def _place(self, key: str, clusters: Sequence[str]) -> None:
-        """Replace the binding's placement facts: its ``scheduled`` marker retracted first and asserted last,
-        around its placements, one batch (Session.place: kept whole, or the placements of the clusters it keeps
-        staying asserted where the engine reads them)."""
-        b = self.binding_facts[key]
-        old = self.placement_ids.pop(key, None)
-        if old is not None or clusters:  # the placements its groups' rules read change
-            for group in self._group_names_of(key):
-                if group[0] == ANTI:
-                    self.waiting.occupy(group[1], self._placed.get(key, ()), clusters)
-                else:
-                    self.waiting.changed(group)
-        self._placed[key] = tuple(clusters)
-        if old is not None and old[1] is not None:
-            self.session.retract(old[1])
-        ungrouped = self.compiled.ungrouped
-        if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
-            if old is not None:
-                self.session.retract(old[0])
-            return  # no rule could match its placements (saves a third of the engine's work at scale)
-        targets = [self.clusters.get(name, name) for name in clusters]
-        common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        batch = self.session.place(old[0] if old is not None else None, "placement", common, parts)
-        marker = None
-        if b["affinity_group"] or "scheduled" in ungrouped:
-            marker = self.session.assert_fact("scheduled", scheduled)
-        self.placement_ids[key] = (batch, marker)
-
-    def restore(self, binding: Binding) -> None:
-        """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
-        self.update_binding(binding)
-        if self._counts_as_peer(binding):
-            self._place(binding.key, binding.cluster_names)
-
-    def reset(self) -> None:
-        """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
-        for binding in self.facts.bindings:
-            if self._counts_as_peer(binding):
-                self._place(binding.key, binding.cluster_names)
-
     # ------------------------------------------------------------ decisions
     def _reason(self, decision: Decision) -> Reason:
         key = (decision.rule, decision.message, decision.reason)  # bindings rejected alike share one Reason
@@ -365,7 +188,7 @@ class Scheduler:
         binding with no decisions of its own and no exemption: computed once per policy, not per binding.
         For a workload, a cluster of one of the term's overflow groups passes the ClusterAffinity filter
         (plugins/clusteraffinity: overflow applies to workloads only)."""
-        scope = self.scope_ids[policy]
+        scope = self.store.scope_ids[policy]
         revision = self.session.revision(scope)
         tiers = self._overflow_tiers(policy, term) if workload else None
         overflows = bool(tiers)  # without overflow groups, workloads and the rest share one result
@@ -476,7 +299,7 @@ class Scheduler:
             if found is not None and found.overflow:
                 tiers = {}
                 for name in self.candidates:
-                    cluster = self.clusters[name]
+                    cluster = self.store.clusters[name]
                     groups = (found.statements, *(o.statements for o in found.overflow))
                     tiers[name] = next((i for i, g in enumerate(groups) if cluster_matches(cluster, g)), NO_TIER)
             self._tiers[(policy, term)] = tiers
@@ -493,7 +316,7 @@ class Scheduler:
         reasons = {self._reason(d) for d in decisions}
         if len(reasons) < 2:
             return tuple(reasons)
-        cluster = self.clusters.get(decisions[0].cluster)
+        cluster = self.store.clusters.get(decisions[0].cluster)
         taints = cluster.taints if cluster is not None else ()
         order = {encoding.taint("", t)["display"]: i for i, t in enumerate(taints)}
 
@@ -574,7 +397,7 @@ class Scheduler:
         placement = self._decide(binding, policy, why)
         if placement.unschedulable and not placement.clusters and not self._unkeepable:
             owner = encoding.binding_owner(binding.key)
-            groups = self._group_names_of(binding.key)
+            groups = self.store.group_names(binding.key)
             self.waiting.keep(binding, policy.name.value, _workload(binding), placement, owner, groups)
         return placement
 
@@ -592,7 +415,7 @@ class Scheduler:
     def _feasible_now(self, name: str, workload: bool) -> tuple[frozenset[str], ...]:
         """The feasible clusters of each of the policy's terms, as its shared result has them now."""
         policy = self.policies[name]
-        revision = self.session.revision(self.scope_ids[name])
+        revision = self.session.revision(self.store.scope_ids[name])
         found = self._feasible_at.get((name, workload))
         if found is None or found[0] != revision or found[1] is not self.candidates:
             feasible = tuple(self._shared(name, t, workload).feasible.members for t in self._terms_of(policy))
@@ -606,23 +429,13 @@ class Scheduler:
             terms = self._terms[policy.name.value] = affinity_terms(policy)
         return terms
 
-    def _group_names_of(self, key: str) -> tuple[tuple[str, str], ...]:
-        """(AFFINITY or ANTI, NAMESPACE/GROUP) of each workload affinity group of the binding (its binding fact's),
-        made once."""
-        names = self._group_names.get(key)
-        if names is None:
-            b = self.binding_facts[key]
-            groups = ((AFFINITY, b["affinity_group"]), (ANTI, b["anti_affinity_group"]))
-            names = self._group_names[key] = tuple((kind, f"{b['namespace']}/{g}") for kind, g in groups if g)
-        return names
-
     def _decide(self, binding: Binding, policy: ast.Policy, why: str) -> Placement:
         name = self._shown.get(policy.name.value, policy.name.value)
         if binding.key in self.held:
             self._note(binding.key, HELD_SCHEDULED)
         elif why != Trigger.ALL and schedules_with_held_placement(binding, policy):
             self._note(binding.key, HELD_PLACEMENT)
-        own = list(self.session.decisions(self.binding_ids[binding.key]))
+        own = list(self.session.decisions(self.store.binding_ids[binding.key]))
         grouped, alike = self._group_decisions(binding)
         alike = alike if not own else None
         own += grouped
@@ -639,8 +452,8 @@ class Scheduler:
             assert first is not None
             attempt = first
         selected = attempt.selected if attempt.error is None or attempt.fit_error else binding.cluster_names
-        self._place(binding.key, selected)
-        binding_id = self.binding_ids[binding.key]
+        self.store.place(binding.key, selected)
+        binding_id = self.store.binding_ids[binding.key]
         applied = attempt.applied
         return Placement(
             binding=binding.key,
@@ -667,12 +480,12 @@ class Scheduler:
         """The decisions of the binding's group scope that apply to it, and what it shares with the bindings of its
         scope that decide alike: () when the scope decided nothing, (scope, revision) when all apply, None when one
         of them may not (the binding's own placements or a cluster it targets lift some: engine.compile.lift)."""
-        scope = self.group_ids.get(binding.key)
+        scope = self.store.group_ids.get(binding.key)
         if scope is None:
             return [], ()
-        placed = bool(self._placed.get(binding.key))
+        placed = bool(self.store.placed.get(binding.key))
         if placed or binding.cluster_names:  # an exemption may lift some: its own placements, its clusters
-            name = self.binding_facts[binding.key]["name"]
+            name = self.store.binding_facts[binding.key]["name"]
             lists = {"clusters": frozenset(binding.cluster_names), "name": frozenset((name,))}
             found = self.session.decisions(scope, name if placed else None)  # without its own placements' matches
             return [d for d in found if self._applies(d, lists)], None
@@ -724,7 +537,7 @@ class Scheduler:
         # them (a group's decisions, one per cluster its members hold)
         attempt = _Attempt(term, feasible, scores, rejected, applied if self.explanations else ())
         if not feasible:
-            attempt.error, attempt.fit_error = fit_error(len(self.clusters), rejected), True
+            attempt.error, attempt.fit_error = fit_error(len(self.store.clusters), rejected), True
             return attempt
         if plan.strategy is Strategy.DUPLICATED and not (plan.spreads and not plan.ignore_spread):
             # the common case, without building per-cluster structures: every feasible cluster
@@ -814,7 +627,7 @@ class Scheduler:
         for name in names:
             n = available(name)
             tier = tiers[name] if tiers is not None else 0
-            out.append(Candidate(self.clusters[name], scores[name], n + assigned.get(name, 0), n, tier))
+            out.append(Candidate(self.store.clusters[name], scores[name], n + assigned.get(name, 0), n, tier))
         return out
 
     def _uniform(self, binding: Binding) -> bool:
@@ -858,7 +671,7 @@ class Scheduler:
         def available(name: str) -> int:
             found = cache.get(name)
             if found is None:
-                cluster = self.clusters[name]
+                cluster = self.store.clusters[name]
                 n = component_sets(cluster, components) if sets else estimate(cluster, requirements)
                 found = cache[name] = binding.replicas if n == MAX_INT32 else n
             return found
@@ -910,7 +723,7 @@ class Scheduler:
     def why_run(self, binding: Binding, policy: ast.Policy) -> Trigger | None:
         """Why the scheduler runs ``binding`` now (engine.schedule.reschedule), or because a `rule` of the
         rule set decides about it; None when it is settled."""
-        why = trigger(binding, policy, self.clusters)
+        why = trigger(binding, policy, self.store.clusters)
         if why is None and self._decided_by_rules(binding, policy):
             why = Trigger.RULES
         return why
@@ -921,11 +734,11 @@ class Scheduler:
         rules = self.compiled.rules
         if not self._user_rules:  # no `rule` in the rule set: nothing to ask the engine
             return False
-        if any(rules[d.rule].user for d in self.session.decisions(self.binding_ids[binding.key])):
+        if any(rules[d.rule].user for d in self.session.decisions(self.store.binding_ids[binding.key])):
             return True
         if any(rules[d.rule].user for d in self._group_decisions(binding)[0]):
             return True
-        scope = self.scope_ids[policy.name.value]
+        scope = self.store.scope_ids[policy.name.value]
         revision = self.session.revision(scope)
         found = self._scoped_user.get(scope)
         if found is None or found[0] != revision:  # once per policy and change of its decisions

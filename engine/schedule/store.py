@@ -1,0 +1,260 @@
+"""The facts in the engine: the only place a scheduler's facts are asserted and retracted.
+
+``FactStore.load`` asserts the input facts once, in the order rules need (what rules only test for absence
+first, then clusters, then bindings, then the scopes rules were lifted to: engine.compile.lift). After that,
+three kinds of change reach the session, all through here: a placement the scheduler decided (``place``: it
+tells the engine where the binding went, so later bindings see it), a cluster's taints and a binding's targets
+and eviction tasks as the failover controllers change them (``update_cluster``, ``update_binding``,
+``restore``). Each change also tells the kept unschedulable bindings (engine.schedule.waiting) what it changed.
+The scheduler (engine.schedule.scheduler) reads decisions from the session; it asserts nothing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from engine.backend import Session
+from engine.compile import encoding
+from engine.compile.encoding import Groups
+from engine.compile.policies import groups, spread_facts, tolerations
+from engine.compile.program import CompiledProgram
+from engine.inputs.facts import Binding, Cluster, Facts
+from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
+from engine.syntax import ast
+from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
+
+
+class FactStore:
+    """A session's facts: the input facts as loaded, and every change made to them since.
+
+    ``policies``: the evaluated policies; ``policy_of``: each binding's policy as the scheduler chose it (None: no
+    policy selects it); ``held``: the keys of the bindings that hold an older placement (lazy activation);
+    ``workload_affinity``: the WorkloadAffinity gate (off, the detector records no groups, pkg/detector/detector.go)."""
+
+    def __init__(
+        self,
+        session: Session,
+        compiled: CompiledProgram,
+        facts: Facts,
+        policies: Sequence[ast.Policy],
+        policy_of: Mapping[str, ast.Policy | None],
+        waiting: Waiting,
+        held: frozenset[str] = frozenset(),
+        workload_affinity: bool = True,
+    ) -> None:
+        self.session = session
+        self.compiled = compiled
+        self.symbols = compiled.symbols
+        self.facts = facts
+        self.policies = tuple(policies)
+        self.policy_of = policy_of
+        self.waiting = waiting
+        self.held = held
+        self.workload_affinity = workload_affinity
+        self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
+        self.cluster_ids: dict[str, str] = {}
+        self.binding_ids: dict[str, str] = {}
+        self.binding_facts: dict[str, dict[str, Any]] = {}
+        self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
+        self.group_ids: dict[str, str] = {}  # binding key → its group_scope fact (engine.compile.lift)
+        # binding key → its placements' batch (Session.place) and its ``scheduled`` marker's id
+        self.placement_ids: dict[str, tuple[str, str | None]] = {}
+        self.placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
+        self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
+        # (owner key, what) → the facts asserted for it and their batch (Session.place)
+        self._owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
+        self._reads_members = MEMBER in compiled.matched
+        self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
+        self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (group_names)
+        self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
+        self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
+        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.placements' cache
+
+    # ------------------------------------------------------------ the input facts
+    def load(self) -> None:
+        """Assert the input facts, those that rules only test for absence first (members, tolerations,
+        tasks, taints), then clusters, then bindings, so that no rule fires on a partial picture; then put
+        every binding's placements on its spec.clusters."""
+        s = self.session
+        live = [c for c in self.facts.clusters if not c.deleting]
+        for cluster in live:
+            self._member(encoding.cluster_owner(cluster.name), "zones", cluster.zones)
+        for binding in self.facts.bindings:
+            self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
+        for policy in self.policies:
+            for toleration in tolerations(policy):
+                s.assert_fact("cluster_toleration", toleration)
+            for spread in spread_facts(policy):
+                s.assert_fact("spread_constraint", spread)
+        for binding in self.facts.bindings:
+            self._tasks(binding)
+        for cluster in live:
+            self._taints(cluster)
+        apis = sorted({(b.api_version, b.kind) for b in self.facts.bindings if b.api_version})
+        for cluster in live:
+            for api_version, kind in apis if cluster.api_enablements is not None else ():
+                if cluster.api_enablement(api_version, kind) != "APIEnabled":  # APIDisabled or APIUnknown
+                    fact = {"cluster": cluster.name, "api_version": api_version, "kind": kind}
+                    s.assert_fact("api_unavailable", fact)
+        for cluster in live:
+            self.cluster_ids[cluster.name] = s.assert_fact("cluster", encoding.cluster(self.symbols, cluster))
+        for name in sorted({p.name.value for p in self.policy_of.values() if p is not None}):
+            self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, encoding.policy_scope(name))
+        for binding in self.facts.bindings:
+            self._binding(binding)
+        self._group_scopes()
+        self.reset()
+
+    def _binding(self, binding: Binding) -> None:
+        policy = self.policy_of[binding.key]
+        g = self._groups(policy, binding.labels) if policy is not None else Groups()
+        recorded = binding.affinity_group is not None or binding.anti_affinity_group is not None
+        if policy is None or not binding.labels or (binding.key in self.held and recorded):
+            # no workload manifest, no evaluated policy, or a binding the detector has not refreshed since
+            # its policy changed (lazy activation): the groups recorded on the binding
+            g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
+        if not self.workload_affinity:
+            g = Groups()
+        props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
+        self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
+        self.binding_facts[binding.key] = props
+
+    def _groups(self, policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
+        """The binding's groups (engine.compile.policies.groups), once per policy and values of the labels
+        its workload terms group by."""
+        keys = self._group_keys.get(policy.name.value)
+        if keys is None:
+            terms = [s for s in policy.statements if isinstance(s, ast.WorkloadTerm)]
+            keys = self._group_keys[policy.name.value] = tuple(t.key.value for t in terms)
+        key = (policy.name.value, tuple(labels.get(k) for k in keys))
+        found = self._group_cache.get(key)
+        if found is None:
+            found = self._group_cache[key] = groups(policy, labels)
+        return found
+
+    def _group_scopes(self) -> None:
+        """One group_scope fact per value of the fields the rules lifted to it read, for the bindings a policy
+        selects (the others are not decided), numbered in the bindings' order."""
+        keys = self.compiled.group_keys
+        if not keys:
+            return
+        ids: dict[tuple[Any, ...], str] = {}
+        for binding in self.facts.bindings:
+            if self.policy_of[binding.key] is None:
+                continue
+            props = self.binding_facts[binding.key]
+            value = encoding.scope_value(keys, props)
+            scope = ids.get(value)
+            if scope is None:
+                scope = ids[value] = self.session.assert_fact(GROUP_SCOPE, encoding.group_scope(len(ids), keys, props))
+            self.group_ids[binding.key] = scope
+
+    def group_names(self, key: str) -> tuple[tuple[str, str], ...]:
+        """(AFFINITY or ANTI, NAMESPACE/GROUP) of each workload affinity group of the binding (its binding fact's),
+        made once."""
+        names = self._group_names.get(key)
+        if names is None:
+            b = self.binding_facts[key]
+            found = ((AFFINITY, b["affinity_group"]), (ANTI, b["anti_affinity_group"]))
+            names = self._group_names[key] = tuple((kind, f"{b['namespace']}/{g}") for kind, g in found if g)
+        return names
+
+    def counts_as_peer(self, binding: Binding) -> bool:
+        """A binding a policy selects, or one whose spec.workloadAffinityGroups the scheduler's indexer
+        sees whatever policy made it (another team's, not among the evaluated ones)."""
+        return self.policy_of[binding.key] is not None or (
+            self.workload_affinity and bool(binding.affinity_group or binding.anti_affinity_group)
+        )
+
+    # ------------------------------------------------------------ what an owner has
+    def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
+        """Make ``facts`` the facts ``owner`` has for ``what``, one batch (Session.place: unchanged ones stay
+        asserted, so explanations already given keep their facts; changed ones are retracted and asserted anew)."""
+        owned = self._owned.pop((owner, what), None)
+        if owned is not None and owned[0] == facts:
+            self._owned[(owner, what)] = owned
+            return
+        if owned is not None or facts:
+            self.waiting.changed((OWNER, owner))
+        if facts:
+            self._owned[(owner, what)] = (facts, self.session.place(owned[1] if owned else None, fact_type, {}, facts))
+        elif owned is not None:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
+            self.session.retract(owned[1])
+
+    def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
+        """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
+        values = tuple(values)
+        before = self._members.get((owner, list_field))
+        if before == values:
+            return
+        self._members[(owner, list_field)] = values
+        if not self._reads_members:  # no rule matches them (lifted rules read the lists as exemptions)
+            if before or values:
+                self.waiting.changed((OWNER, owner))
+            return
+        self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
+
+    def _tasks(self, binding: Binding) -> None:
+        tasks = [encoding.eviction_task(binding, t) for t in binding.eviction_tasks]
+        self._own(encoding.binding_owner(binding.key), "tasks", "eviction_task", tasks)
+
+    def _taints(self, cluster: Cluster) -> None:
+        taints = [encoding.taint(cluster.name, t) for t in cluster.taints]
+        self._own(encoding.cluster_owner(cluster.name), "taints", "taint", taints)
+
+    # ------------------------------------------------------------ what the failover controllers change
+    def update_cluster(self, cluster: Cluster) -> None:
+        """A cluster's taints changed: retract and assert its taint facts only."""
+        self.clusters = {**self.clusters, cluster.name: cluster}
+        self._taints(cluster)
+
+    def update_binding(self, binding: Binding) -> None:
+        """A binding's target or eviction tasks changed: replace those facts only."""
+        if self._synced.get(binding.key) is binding:  # its facts are this very binding's already
+            return
+        self._synced[binding.key] = binding
+        self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
+        self._tasks(binding)
+
+    def restore(self, binding: Binding) -> None:
+        """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
+        self.update_binding(binding)
+        if self.counts_as_peer(binding):
+            self.place(binding.key, binding.cluster_names)
+
+    def reset(self) -> None:
+        """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
+        for binding in self.facts.bindings:
+            if self.counts_as_peer(binding):
+                self.place(binding.key, binding.cluster_names)
+
+    # ------------------------------------------------------------ placements
+    def place(self, key: str, clusters: Sequence[str]) -> None:
+        """Replace the binding's placement facts: its ``scheduled`` marker retracted first and asserted last,
+        around its placements, one batch (Session.place: kept whole, or the placements of the clusters it keeps
+        staying asserted where the engine reads them)."""
+        b = self.binding_facts[key]
+        old = self.placement_ids.pop(key, None)
+        if old is not None or clusters:  # the placements its groups' rules read change
+            for group in self.group_names(key):
+                if group[0] == ANTI:
+                    self.waiting.occupy(group[1], self.placed.get(key, ()), clusters)
+                else:
+                    self.waiting.changed(group)
+        self.placed[key] = tuple(clusters)
+        if old is not None and old[1] is not None:
+            self.session.retract(old[1])
+        ungrouped = self.compiled.ungrouped
+        if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
+            if old is not None:
+                self.session.retract(old[0])
+            return  # no rule could match its placements (saves a third of the engine's work at scale)
+        targets = [self.clusters.get(name, name) for name in clusters]
+        common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
+        batch = self.session.place(old[0] if old is not None else None, "placement", common, parts)
+        marker = None
+        if b["affinity_group"] or "scheduled" in ungrouped:
+            marker = self.session.assert_fact("scheduled", scheduled)
+        self.placement_ids[key] = (batch, marker)
