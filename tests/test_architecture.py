@@ -130,3 +130,41 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     assert upward("engine.inputs.facts", ["engine.check.rules"]) == ["engine.check.rules"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+# the Session methods that change facts (engine.backend.protocol)
+FACT_CHANGES = ("assert_fact", "retract", "place")
+FACT_STORE = "engine.schedule.store"
+
+
+def fact_changes(path: Path) -> list[str]:
+    """The calls in ``path`` that change a session's facts: ``assert_fact`` or ``retract`` on anything, ``place``
+    on a session (``x.session.place``, ``session.place``), each as LINE: SOURCE."""
+    source = path.read_text(encoding="utf-8")
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FACT_CHANGES:
+            receiver = ast.get_source_segment(source, node.func.value) or ""
+            if node.func.attr != "place" or "session" in receiver:
+                out.append(f"{node.lineno}: {receiver}.{node.func.attr}")
+    return out
+
+
+def test_only_the_store_changes_a_sessions_facts() -> None:
+    """The scheduler in parts (issue 29): facts are asserted and retracted in engine/schedule/store.py alone;
+    the scheduler and the failover controllers go through it."""
+    found = {
+        m: calls
+        for m, path in modules().items()
+        if stage(m) != "engine.backend" and m != FACT_STORE and (calls := fact_changes(path))
+    }
+    assert not found, f"facts changed outside {FACT_STORE}: {found}"
+    assert fact_changes(modules()[FACT_STORE])  # the check sees the store's own
+
+
+def test_the_fact_check_can_fail(tmp_path: Path) -> None:
+    source = tmp_path / "x.py"
+    source.write_text(
+        "self.session.retract(i)\ns.assert_fact('t', {})\nself.session.place(None, 't', {}, [])\nstore.place('k', [])\n"
+    )
+    assert fact_changes(source) == ["1: self.session.retract", "2: s.assert_fact", "3: self.session.place"]
