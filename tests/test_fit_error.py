@@ -4,7 +4,7 @@ pkg/scheduler/framework/types_test.go TestFitError_Error, and the built-in filte
 from __future__ import annotations
 
 from engine.results import Reason
-from engine.schedule.scheduler import fit_error
+from engine.schedule.feasibility import fit_error
 
 
 def reason(summary: str, detail: str = "") -> tuple[Reason, ...]:

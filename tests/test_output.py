@@ -19,7 +19,7 @@ from engine import evaluate, load_facts, load_rules
 from engine.cli import main
 from engine.render.results import SCHEMA_VERSION, placement_data, result_data, to_json, to_text, to_yaml
 from engine.results import Reason, rejections_of, summarize
-from engine.schedule.scheduler import fit_error
+from engine.schedule.feasibility import fit_error
 from engine.schedule.views import Rejections, RejectionsOverlay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

@@ -372,10 +372,10 @@ def test_a_shared_result_updated_from_what_changed_is_the_one_made_anew(seed: in
             effect = rng.choice(["NoSchedule", "NoExecute", None])
             scheduler.store.update_cluster(replace(cluster, taints=(Taint("k", "", effect),) if effect else ()))
             for name in rng.sample(names, 3):
-                updated = scheduler._shared(name, None)  # from the one cached before the change
-                del scheduler._shared_cache[(name, None, False)]
-                fresh = scheduler._shared(name, None)
-                scheduler._shared_cache[(name, None, False)] = updated  # the next change updates this one
+                updated = scheduler.feasibility.shared(name, None)  # from the one cached before the change
+                del scheduler.feasibility._shared_cache[(name, None, False)]
+                fresh = scheduler.feasibility.shared(name, None)
+                scheduler.feasibility._shared_cache[(name, None, False)] = updated  # the next change updates this one
                 assert updated.rejected.table == fresh.rejected.table and list(updated.rejected) == list(fresh.rejected)
                 assert tuple(updated.feasible) == tuple(fresh.feasible) and updated.by_cluster == fresh.by_cluster
                 assert updated.decisions == fresh.decisions and updated.exemptable == fresh.exemptable

@@ -1,12 +1,13 @@
-"""The scheduler: facts into the engine, then bindings placed one at a time, as Karmada's scheduler does.
+"""The scheduler: bindings placed one at a time, as Karmada's scheduler does.
 
-The backend does the matching: as facts arrive, rules fire and record rejections and preferences
-per binding. This module is the Python stage the rules cannot express: choosing among feasible
-clusters (scores are sums, normalised; ordering; spread limits; clusterAffinities terms tried in
-order), and then telling the engine where each binding went, so that later bindings see it (S3:
-"bindings assigned in the same round count with their newest assignment"). A binding's placement
-facts are asserted before its ``scheduled`` fact, and retracted after it, which keeps negations over
-placements sound (see rules/workload_affinity.fr).
+The backend does the matching: as facts arrive, rules fire and record rejections and preferences per binding.
+The scheduler is in parts: the session's facts (engine.schedule.store: loaded, placed and changed there alone),
+feasibility (engine.schedule.feasibility: the filter stage, each policy's shared result and each binding's overlay
+on it), the kept unschedulable bindings of a sweep (engine.schedule.waiting), and here what the rules cannot
+express: the policy each binding is decided by, scores (sums, normalised, ClusterLocality), the select stage
+(ordering, spread limits; engine.schedule.spread), replica assignment (engine.schedule.replicas), clusterAffinities
+terms tried in order, and telling the store where each binding went, so that later bindings see it (S3: "bindings
+assigned in the same round count with their newest assignment").
 """
 
 from __future__ import annotations
@@ -14,18 +15,17 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import islice
 from typing import Any
-from weakref import WeakValueDictionary
+from weakref import WeakKeyDictionary
 
 from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
-from engine.compile.policies import affinity_terms
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Facts
-from engine.inputs.matching import cluster_matches
-from engine.results import Placement, Reason, histogram
+from engine.results import Placement, Reason
 from engine.schedule.explain import Explainer, Lazy
+from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
 from engine.schedule.plan import Plan, plan_of
 from engine.schedule.replicas import (
     MAX_INT32,
@@ -54,21 +54,20 @@ from engine.schedule.reschedule import (
 from engine.schedule.selection import PolicyChooser
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.store import FactStore
-from engine.schedule.views import Constant, Joined, Rejections, RejectionsOverlay, Subset
+from engine.schedule.views import Constant, Subset
 from engine.schedule.waiting import Waiting
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER
 
 LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
 ONE = Limits(1, 1)  # a spread by cluster with minGroups 1 and maxGroups 1: exactly one cluster
-NO_TIER = 1000  # getClusterOverflowOrder for a cluster of no group of the term (sorted last)
 
 
 class Scheduler:
     """One evaluation: a backend session over the facts, and the placements decided on it.
 
-    ``load`` asserts the facts, ``decide`` places one binding (and tells the engine), ``update_cluster``
-    and ``update_binding`` change what the failover controllers change; ``close`` ends the session."""
+    ``load`` chooses the policies and loads the facts (``store``), ``decide`` places one binding (and tells the
+    store), ``close`` ends the session; the failover controllers change facts through ``store``."""
 
     def __init__(
         self,
@@ -106,20 +105,15 @@ class Scheduler:
         self.session: Session = program.session(explanations)
         self.binding_policy: dict[str, ast.Policy | None] = {}  # binding key → the policy chosen (None: no policy)
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
-        self._reasons: dict[tuple[int, str, str], Reason] = {}
-        self._alone: dict[Reason, tuple[Reason]] = {}  # each reason as the one reason of a cluster, shared
         # policy scope fact → (its revision, whether a user's rule decided in it)
         self._scoped_user: dict[str, tuple[int, bool]] = {}
         self._user_rules = any(r.user for r in self.compiled.rules)
-        self._termed = any(r.term is not None for r in self.compiled.rules)  # rules of clusterAffinities terms
         # resilience sweeps: a binding left unschedulable is not decided again while its own facts, its groups'
         # placements and its policy's feasible clusters stay as they were (failures only take clusters away),
         # so it stays unschedulable (its FitError message, which sweeps do not show, may count fewer reasons)
         self.keep_unschedulable = False
-        # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
-        self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
         # the bindings left unschedulable (keep_unschedulable), and what each waits on
-        self.waiting = Waiting(self._feasible_now)
+        self.waiting = Waiting(lambda policy, workload: self.feasibility.feasible_now(policy, workload))
         # the facts in the session: loaded, placed and changed there alone
         self.store = FactStore(
             self.session,
@@ -134,13 +128,11 @@ class Scheduler:
         # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
         # unschedulable binding waits on is not known, and none is kept
         self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
-        self._shared_cache: dict[tuple[str, str | None, bool], _Shared] = {}
-        # bindings' rejections alike, shared while a placement holds them (Scheduler._overlay)
-        self._overlays: WeakValueDictionary[tuple[int, int, int], RejectionsOverlay] = WeakValueDictionary()
-        # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
-        self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
+        # the filter stage: each policy's shared result, each binding's overlay on it
+        self.feasibility = Feasibility(self.session, self.compiled, self.store, self.policies, self.candidates)
+        # what bindings alike chose on a shared result (Scheduler._attempt, Scheduler._choose), kept while it is
+        self._chosen: WeakKeyDictionary[Shared, _Chosen] = WeakKeyDictionary()
         self._plans: dict[str, Plan] = {}
-        self._terms: dict[str, list[str | None]] = {}  # policy → its clusterAffinities terms (affinity_terms)
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
         self.explainer = Explainer(program, self.session)
@@ -173,212 +165,6 @@ class Scheduler:
             self.notes[key] = f"{said}; {note}"
 
     # ------------------------------------------------------------ decisions
-    def _reason(self, decision: Decision) -> Reason:
-        key = (decision.rule, decision.message, decision.reason)  # bindings rejected alike share one Reason
-        reason = self._reasons.get(key)
-        if reason is None:
-            rule = self.compiled.rules[decision.rule]
-            source = f"{rule.span.file}:{rule.span.line}"
-            reason = Reason(rule.name, source, decision.message, decision.reason or decision.message)
-            self._reasons[key] = reason
-        return reason
-
-    def _shared(self, policy: str, term: str | None, workload: bool = True) -> _Shared:
-        """The decisions of the policy's scoped rules for one clusterAffinities term, as they apply to a
-        binding with no decisions of its own and no exemption: computed once per policy, not per binding.
-        For a workload, a cluster of one of the term's overflow groups passes the ClusterAffinity filter
-        (plugins/clusteraffinity: overflow applies to workloads only)."""
-        scope = self.store.scope_ids[policy]
-        revision = self.session.revision(scope)
-        tiers = self._overflow_tiers(policy, term) if workload else None
-        overflows = bool(tiers)  # without overflow groups, workloads and the rest share one result
-        cached = self._shared_cache.get((policy, term, overflows))
-        if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
-            return cached
-        raw = self.session.decision_parts(scope)
-        rescued = frozenset(c for c, tier in tiers.items() if tier not in (0, NO_TIER)) if tiers else None
-        # the result it is updated from: of the same candidates and parts
-        before = cached if cached is not None and cached.candidates is self.candidates else None
-        before = before if before is not None and len(before.raw) == len(raw) else None
-        parts: list[Sequence[Decision]] = []
-        infos: list[_PartInfo] = []
-        for i, part in enumerate(raw):
-            if before is not None and before.raw[i] is part:  # unchanged: what was read of it stands
-                parts.append(before.parts[i])
-                infos.append(before.infos[i])
-            else:
-                parts.append(self._part_for(part, term, rescued))
-                infos.append(_part_info(parts[-1]))
-        if before is not None:
-            by_cluster, rejected, feasible = self._changed_clusters(before, parts, infos)
-        else:
-            by_cluster = {}
-            for info in infos:
-                for cluster, found in info.by_cluster.items():
-                    by_cluster[cluster] = [*by_cluster[cluster], *found] if cluster in by_cluster else found
-            rejected = Rejections({c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)})
-            feasible = self._not_rejected(by_cluster)
-        shared = _Shared(
-            term=term,
-            decisions=list(chain.from_iterable(parts)),
-            raw=raw,
-            parts=tuple(parts),
-            infos=tuple(infos),
-            revision=revision,
-            candidates=self.candidates,
-            by_cluster=by_cluster,
-            rejected=rejected,
-            feasible=feasible,
-            zero_scores=Constant(feasible, 0),
-            exemptable=[d for info in infos for d in info.exemptable],
-            prefers=any(info.prefers for info in infos),
-        )
-        self._shared_cache[(policy, term, overflows)] = shared
-        return shared
-
-    def _part_for(
-        self, part: Sequence[Decision], term: str | None, rescued: frozenset[str] | None
-    ) -> Sequence[Decision]:
-        """The decisions of ``part`` that count for the clusterAffinities term; with ``rescued``, less the term's own
-        rejections of the clusters of its overflow groups."""
-        if not self._termed and rescued is None:
-            return part
-        rules = self.compiled.rules
-        kept = tuple(d for d in part if rules[d.rule].term in (None, term))
-        return (
-            kept
-            if rescued is None
-            else tuple(d for d in kept if not (rules[d.rule].term == term and d.cluster in rescued))
-        )
-
-    def _changed_clusters(
-        self, before: _Shared, parts: list[Sequence[Decision]], infos: list[_PartInfo]
-    ) -> tuple[dict[str, list[Decision]], Rejections, Subset]:
-        """A shared result's rejections and feasible clusters made anew from the one ``before`` and the parts of its
-        decisions that changed since (a planned rule's answer is the same object while nothing it reads changes, so
-        a failed cluster's taint changes the taint rule's part alone, and in it that cluster's decisions)."""
-        changed: set[str] = set()
-        for old, new in zip(before.parts, parts, strict=True):
-            if old is not new:
-                old_ids, new_ids = {id(d) for d in old}, {id(d) for d in new}
-                changed.update(d.cluster for d in new if id(d) not in old_ids and d.kind is DecisionKind.REJECT)
-                changed.update(d.cluster for d in old if id(d) not in new_ids and d.kind is DecisionKind.REJECT)
-        if not changed:
-            return before.by_cluster, before.rejected, before.feasible
-        by_cluster = dict(before.by_cluster)
-        now: dict[str, tuple[Reason, ...]] = {}
-        for cluster in changed:
-            found = [d for info in infos for d in info.by_cluster.get(cluster, ())]
-            if found:
-                by_cluster[cluster] = found
-                now[cluster] = self._sorted_reasons(found)
-            else:
-                by_cluster.pop(cluster, None)
-        table = before.rejected.table
-        if any((c in by_cluster) != (c in before.by_cluster) for c in changed):  # rejected clusters came or went
-            kept = {c: reasons for c, reasons in table.items() if c not in changed}
-            rejected = Rejections({c: now.get(c) or kept[c] for c in sorted(kept.keys() | now.keys())})
-            return by_cluster, rejected, self._not_rejected(by_cluster)
-        updated = dict(table)  # the same clusters, in the same order
-        updated.update(now)
-        return by_cluster, Rejections(updated), before.feasible
-
-    def _not_rejected(self, rejected: Mapping[str, object]) -> Subset:
-        """The candidates ``rejected`` does not name: a shared result's feasible clusters."""
-        base = tuple(c for c in self.candidates if c not in rejected)
-        return Subset(base, frozenset(base), set(), set())
-
-    def _overflow_tiers(self, policy: str, term: str | None) -> dict[str, int] | None:
-        """getClusterOverflowOrder of every candidate, once per policy and term (enableOverflow): 0 for a
-        cluster of the term's own clusters, i for the i-th overflow group that holds it first, NO_TIER
-        otherwise; None when the term has no overflow groups."""
-        if (policy, term) not in self._tiers:
-            terms = [s for s in self.policies[policy].statements if isinstance(s, ast.ClusterAffinity)]
-            found = next((t for t in terms if term is not None and t.name is not None and t.name.value == term), None)
-            tiers = None
-            if found is not None and found.overflow:
-                tiers = {}
-                for name in self.candidates:
-                    cluster = self.store.clusters[name]
-                    groups = (found.statements, *(o.statements for o in found.overflow))
-                    tiers[name] = next((i for i, g in enumerate(groups) if cluster_matches(cluster, g)), NO_TIER)
-            self._tiers[(policy, term)] = tiers
-        return self._tiers[(policy, term)]
-
-    def _counts(self, decision: Decision, term: str | None) -> bool:
-        """A decision counts for a term if its rule belongs to no clusterAffinities term or to this one."""
-        return self.compiled.rules[decision.rule].term in (None, term)
-
-    def _sorted_reasons(self, decisions: Sequence[Decision]) -> tuple[Reason, ...]:
-        """One cluster's reasons by rule, source and message; a rule's untolerated taints in the order of the
-        cluster's spec.taints, so that the FitError, which counts a cluster by its first reason, names the taint
-        Karmada's TaintToleration filter names (FindMatchingUntoleratedTaint: the first untolerated one)."""
-        reasons = {self._reason(d) for d in decisions}
-        if len(reasons) < 2:
-            return tuple(reasons)
-        cluster = self.store.clusters.get(decisions[0].cluster)
-        taints = cluster.taints if cluster is not None else ()
-        order = {encoding.taint("", t)["display"]: i for i, t in enumerate(taints)}
-
-        def rank(message: str) -> int:
-            return order.get(message.removeprefix(UNTOLERATED), len(order)) if message.startswith(UNTOLERATED) else 0
-
-        return tuple(sorted(reasons, key=lambda x: (x.rule, x.source, rank(x.message), x.message)))
-
-    def _applies(self, decision: Decision, lists: Mapping[str, frozenset[str]]) -> bool:
-        """False for a scoped decision whose exemption the binding meets (``lists``: its list fields' values, and
-        its name under ``"name"``: a cluster it already targets, its own placement)."""
-        return not any(value in lists.get(name, ()) for name, value in decision.exempt)
-
-    def _feasibility(
-        self, binding: Binding, shared: _Shared, own: list[Decision]
-    ) -> tuple[Mapping[str, tuple[Reason, ...]], Subset, Sequence[Decision], list[Decision]]:
-        """(rejected clusters with reasons, feasible clusters, the decisions that apply, the binding's own
-        among them) for one term: the policy's shared result, overlaid with the binding's own decisions
-        and exemptions."""
-        lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
-        gone = {id(d) for d in shared.exemptable if not self._applies(d, lists)} if lists else set()
-        mine = [d for d in own if self._counts(d, shared.term)] if self._termed else own
-        applied: Sequence[Decision] = (
-            [*(d for d in shared.decisions if id(d) not in gone), *mine] if gone else Joined(shared.decisions, mine)
-        )
-        rejects = [d for d in mine if d.kind is DecisionKind.REJECT]
-        if not gone and not rejects:
-            return shared.rejected, shared.feasible, applied, mine
-        changes: dict[str, tuple[Reason, ...] | None] = {}
-        # the clusters whose reasons change: those an exemption frees, those the binding's own rejects name
-        own_by_cluster: dict[str, list[Decision]] = (
-            {d.cluster: [] for d in shared.exemptable if id(d) in gone} if gone else {}
-        )
-        for d in rejects:
-            own_by_cluster.setdefault(d.cluster, []).append(d)
-        for cluster, own_rejects in own_by_cluster.items():
-            shared_reasons = shared.by_cluster.get(cluster, ())
-            if not shared_reasons and len(own_rejects) == 1:  # most often: a peer's cluster, one reason
-                reason = self._reason(own_rejects[0])
-                alone = self._alone.get(reason)
-                if alone is None:
-                    alone = self._alone[reason] = (reason,)
-                changes[cluster] = alone
-                continue
-            reasons = [d for d in shared_reasons if id(d) not in gone] if gone else list(shared_reasons)
-            reasons += own_rejects
-            changes[cluster] = self._sorted_reasons(reasons) if reasons else None
-        now_rejected = {c for c, reasons in changes.items() if reasons is not None}
-        now_free = {c for c, reasons in changes.items() if reasons is None}
-        feasible = Subset(shared.feasible.base, shared.feasible.members, now_rejected, now_free)
-        return self._overlay(shared.rejected, changes), feasible, applied, mine
-
-    def _overlay(self, base: Rejections, changes: dict[str, tuple[Reason, ...] | None]) -> RejectionsOverlay:
-        """The binding's rejections: its policy's shared ones with ``changes``, one object for every binding whose
-        changes are the same (the three peers of an anti-affinity group left without room lose the same 250
-        clusters for the same reason; at 5,000 clusters they each held them: 240 MB)."""
-        key = (id(base), len(changes), hash(frozenset(changes)))
-        found = self._overlays.get(key)
-        if found is not None and found.parts() == (base, changes):
-            return found
-        made = self._overlays[key] = RejectionsOverlay(base, changes)
-        return made
 
     def decide(self, binding: Binding, why: str = "") -> Placement:
         """Schedule one binding: for each clusterAffinities term from the observed one, filter (the
@@ -412,23 +198,6 @@ class Scheduler:
         unschedulable bindings are asked about at every step of every scenario."""
         return self.waiting.kept_keys(bindings)
 
-    def _feasible_now(self, name: str, workload: bool) -> tuple[frozenset[str], ...]:
-        """The feasible clusters of each of the policy's terms, as its shared result has them now."""
-        policy = self.policies[name]
-        revision = self.session.revision(self.store.scope_ids[name])
-        found = self._feasible_at.get((name, workload))
-        if found is None or found[0] != revision or found[1] is not self.candidates:
-            feasible = tuple(self._shared(name, t, workload).feasible.members for t in self._terms_of(policy))
-            found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
-        return found[2]
-
-    def _terms_of(self, policy: ast.Policy) -> list[str | None]:
-        """The policy's clusterAffinities terms (affinity_terms), made once."""
-        terms = self._terms.get(policy.name.value)
-        if terms is None:
-            terms = self._terms[policy.name.value] = affinity_terms(policy)
-        return terms
-
     def _decide(self, binding: Binding, policy: ast.Policy, why: str) -> Placement:
         name = self._shown.get(policy.name.value, policy.name.value)
         if binding.key in self.held:
@@ -439,7 +208,7 @@ class Scheduler:
         grouped, alike = self._group_decisions(binding)
         alike = alike if not own else None
         own += grouped
-        terms = self._terms_of(policy)
+        terms = self.feasibility.terms(policy)
         start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
         plan = self._plan(policy)
         first: _Attempt | None = None
@@ -488,7 +257,7 @@ class Scheduler:
             name = self.store.binding_facts[binding.key]["name"]
             lists = {"clusters": frozenset(binding.cluster_names), "name": frozenset((name,))}
             found = self.session.decisions(scope, name if placed else None)  # without its own placements' matches
-            return [d for d in found if self._applies(d, lists)], None
+            return [d for d in found if applies(d, lists)], None
         decisions = list(self.session.decisions(scope))
         return decisions, ((scope, self.session.revision(scope)) if decisions else ())
 
@@ -508,7 +277,7 @@ class Scheduler:
         # whole, to every selected cluster
         workload = _workload(binding)
         divides = (binding.replicas > 0 or binding.requirements is not None) and len(binding.components) <= 1
-        shared = self._shared(policy, term, workload)
+        shared = self.feasibility.shared(policy, term, workload)
         if self.share and alike is not None and not binding.clusters:  # it decides as any binding alike
             key = (
                 alike,
@@ -520,18 +289,19 @@ class Scheduler:
                 reschedule_required(binding),
                 id(plan),
             )
-            found = shared.attempts.get(key)
+            attempts = self._chosen_on(shared).attempts
+            found = attempts.get(key)
             if found is not None:
                 return found
-            attempt = shared.attempts[key] = self._attempt_anew(binding, plan, shared, own, workload, divides)
+            attempt = attempts[key] = self._attempt_anew(binding, plan, shared, own, workload, divides)
             return attempt
         return self._attempt_anew(binding, plan, shared, own, workload, divides)
 
     def _attempt_anew(
-        self, binding: Binding, plan: Plan, shared: _Shared, own: list[Decision], workload: bool, divides: bool
+        self, binding: Binding, plan: Plan, shared: Shared, own: list[Decision], workload: bool, divides: bool
     ) -> _Attempt:
         term, policy = shared.term, self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
-        rejected, feasible, applied, mine = self._feasibility(binding, shared, own)
+        rejected, feasible, applied, mine = self.feasibility.of(binding, shared, own)
         scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
         # only explanations read the decisions applied: without, an attempt shared by bindings alike does not hold
         # them (a group's decisions, one per cluster its members hold)
@@ -549,7 +319,7 @@ class Scheduler:
             return attempt
         request = Request(binding.replicas, divides, binding.clusters, binding.uid, reschedule_required(binding))
         try:
-            tiers = self._overflow_tiers(policy, term)
+            tiers = self.feasibility.tiers(policy, term)
             if plan.duplicated and set(plan.spreads) == {"cluster"}:
                 chosen = self._first_clusters(binding, plan, feasible, scores)
             else:
@@ -590,7 +360,7 @@ class Scheduler:
         self,
         binding: Binding,
         plan: Plan,
-        shared: _Shared,
+        shared: Shared,
         feasible: Subset,
         scores: Mapping[str, int],
         tiers: Mapping[str, int] | None = None,
@@ -601,15 +371,22 @@ class Scheduler:
         most of its time here otherwise, docs/performance.md)."""
         fresh = self.share and not binding.clusters and feasible is shared.feasible and scores is shared.zero_scores
         key = (_request_key(binding), binding.replicas, id(plan))
-        if fresh and key in shared.selections:
-            return list(shared.selections[key])
+        selections = self._chosen_on(shared).selections if fresh else {}
+        if key in selections:
+            return list(selections[key])
         candidates = self._candidates(binding, feasible, scores, plan, tiers)
         # a multi-component workload scheduled as a whole needs room for one set (SelectClusters)
         needed = 1 if self._multi_template(binding) else binding.replicas
         chosen = select(candidates, plan.spreads, needed, plan.duplicated, plan.ignore_spread)
         if fresh:
-            shared.selections[key] = list(chosen)
+            selections[key] = list(chosen)
         return chosen
+
+    def _chosen_on(self, shared: Shared) -> _Chosen:
+        found = self._chosen.get(shared)
+        if found is None:
+            found = self._chosen[shared] = _Chosen()
+        return found
 
     def _candidates(
         self,
@@ -680,7 +457,7 @@ class Scheduler:
 
     def _scores(
         self,
-        shared: _Shared,
+        shared: Shared,
         applied: Sequence[Decision],
         mine: list[Decision],
         feasible: Subset,
@@ -799,12 +576,6 @@ class Scheduler:
         return tuple(out)
 
 
-# what a binding left unschedulable waits on (Scheduler._wait): its own facts, its groups' placements
-
-# the TaintToleration filter's words before the taint (rules/taint_toleration.fr)
-UNTOLERATED = "cluster(s) had untolerated taint "
-
-
 @dataclass
 class _Attempt:
     """One clusterAffinities term tried for a binding: what the filters left, and what came of it."""
@@ -818,6 +589,17 @@ class _Attempt:
     replicas: Mapping[str, int] = field(default_factory=dict)
     error: str | None = None  # the condition message, when the term failed
     fit_error: bool = False  # no cluster fits: spec.clusters is emptied
+
+
+@dataclass
+class _Chosen:
+    """What bindings alike chose on one shared result (Feasibility.shared)."""
+
+    # the select stage's choice for a fresh binding on exactly these feasible clusters and scores, by
+    # (request, replicas, plan): bindings of one policy alike in their pods choose alike
+    selections: dict[tuple[Any, int, int], list[Candidate]] = field(default_factory=dict)
+    # the whole attempt of a binding with no clusters and no decisions of its own, by what else it reads
+    attempts: dict[tuple[Any, ...], _Attempt] = field(default_factory=dict)
 
 
 def _workload(binding: Binding) -> bool:
@@ -834,56 +616,3 @@ def _request_key(binding: Binding) -> tuple[int, Any, Any]:
         for c in binding.components
     )
     return binding.replicas, tuple(sorted(requirements.items())) if requirements is not None else None, components
-
-
-@dataclass
-class _Shared:
-    """What a policy's scoped rules decided for one clusterAffinities term (see Scheduler._shared)."""
-
-    term: str | None
-    decisions: list[Decision]
-    raw: tuple[Sequence[Decision], ...]  # the policy's decisions as the session's parts (Session.decision_parts)
-    parts: tuple[Sequence[Decision], ...]  # each of those that counts for the term
-    infos: tuple[_PartInfo, ...]  # what is read of each part
-    revision: int
-    candidates: tuple[str, ...]
-    by_cluster: dict[str, list[Decision]]
-    rejected: Rejections
-    feasible: Subset
-    zero_scores: Constant
-    exemptable: list[Decision]
-    prefers: bool
-    # the select stage's choice for a fresh binding on exactly these feasible clusters and scores, by
-    # (request, replicas, plan): bindings of one policy alike in their pods choose alike
-    selections: dict[tuple[Any, int, int], list[Candidate]] = field(default_factory=dict)
-    # the whole attempt of a binding with no clusters and no decisions of its own, by what else it reads
-    attempts: dict[tuple[Any, ...], _Attempt] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class _PartInfo:
-    """What a shared result reads of one part of a policy's decisions (Scheduler._part_info)."""
-
-    part: Sequence[Decision]
-    by_cluster: dict[str, list[Decision]]  # the part's rejections of each cluster, in the part's order
-    exemptable: list[Decision]
-    prefers: bool
-
-
-def _part_info(part: Sequence[Decision]) -> _PartInfo:
-    """A part's rejections by cluster, its exemptable decisions, whether it prefers."""
-    by_cluster: dict[str, list[Decision]] = {}
-    for d in part:
-        if d.kind is DecisionKind.REJECT:
-            by_cluster.setdefault(d.cluster, []).append(d)
-    exemptable = [d for d in part if d.exempt]
-    return _PartInfo(part, by_cluster, exemptable, any(d.kind is DecisionKind.PREFER for d in part))
-
-
-def fit_error(clusters: int, rejected: Mapping[str, tuple[Reason, ...]]) -> str:
-    """FitError.Error (pkg/scheduler/framework/types.go): ``0/N clusters are available: `` and the
-    histogram of the filters' reasons, one per rejected cluster, "count reason" sorted as strings."""
-    if clusters == 0 or not rejected:
-        return f"0/{clusters} clusters are available: no cluster exists."
-    counts = histogram(rejected)
-    return f"0/{clusters} clusters are available: {', '.join(sorted(f'{n} {m}' for m, n in counts.items()))}."

@@ -212,7 +212,7 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
     """A binding's rejections: its policy's shared ``Rejections`` with the binding's own few changes (a peer's
     cluster, an exemption), summarised from the shared summary and the changes alone."""
 
-    __slots__ = ("__weakref__",)  # bindings alike share one (Scheduler._overlay)
+    __slots__ = ("__weakref__",)  # bindings alike share one (Feasibility._overlay)
 
     _base: Rejections
 
