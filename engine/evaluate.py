@@ -190,7 +190,8 @@ def simulate(
         raise UsageError(f"events: expected Event objects from load_events(), found {type(strays[0]).__name__}")
     if warn is not None and not callable(warn):
         raise UsageError(f"warn: expected a function of a Diagnostic, found {type(warn).__name__}")
-    scheduler = scheduler_for(rules, facts, reference is True, controllers)
+    # a timeline names rules and clusters, and explains no placement: nothing of one is kept for explanations
+    scheduler = scheduler_for(rules, facts, reference is True, controllers, explanations=False)
     try:
         simulator = Simulator(scheduler, start, controllers)
         for d in simulator.warnings:

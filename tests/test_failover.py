@@ -16,6 +16,7 @@ from engine import evaluate, load_facts, load_rules
 from engine.cli import main
 from engine.failover.controllers import Bindings, World, graceful_eviction, injected_labels, task_problems
 from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
+from engine.render import explain_text
 from tests.gates import ON
 from tests.golden import assert_golden
 
@@ -338,6 +339,34 @@ def test_explain_now_explains_the_eviction(tmp_path: Path, in_root: Path) -> Non
     # the scheduler's side, with every fact of the rule that rejected it (the eviction task included)
     assert "then, in the scheduler:" in lines and "    e: eviction_task " in result.stdout
     assert "?" not in result.stdout
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_explanations_read_after_failover_name_the_facts_as_they_were(in_root: Path, reference: bool) -> None:
+    """Placement.explanations are built when read, after the failover controllers ran at ``now`` on the same
+    session (every binding's placements put back on its spec.clusters, the unplaced ones placed again): a decision
+    made before names the placements it matched as they were when it was made (the session keeps retracted facts
+    for explanations, Session.fact). Before, each peer placement showed as ``p: ?``. flink-ha, member1 tainted
+    NoExecute: every placement the scheduler decided is explained as an evaluation without ``now`` explains it,
+    whether the placements are batches (indexed joins) or facts asserted one by one (the reference)."""
+    import yaml
+
+    flink = Path("examples/flink-ha")
+    objects = [o for o in yaml.safe_load_all((flink / "facts" / "clusters.yaml").read_text()) if o]
+    for o in objects:
+        if o["metadata"]["name"] == "member1":
+            o["spec"]["taints"] = [{"key": "down", "effect": "NoExecute", "timeAdded": "2026-12-01T00:00:00Z"}]
+    objects += [o for o in yaml.safe_load_all((flink / "facts" / "flinkdeployments.yaml").read_text()) if o]
+    rules, facts = load_rules([flink / "policy.fr"]), load_facts(objects=objects)
+    before = evaluate(rules, facts, controllers=ON, reference=reference)
+    after = evaluate(rules, facts, now="2026-12-02T00:00:00Z", controllers=ON, reference=reference)
+    peers = 0
+    for p in before.placements:
+        for cluster in sorted({*p.rejected, *p.feasible}):
+            text = explain_text(after.placement(p.binding), cluster)
+            assert text == explain_text(p, cluster) and "?" not in text
+            peers += "placement anti_affinity_group=" in text
+    assert peers >= 10
 
 
 @pytest.mark.parametrize("output", ["text", "json", "yaml"])

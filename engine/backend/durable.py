@@ -371,6 +371,10 @@ class DurableSession:
         self._evictions: list[Decision] = []
         self.dependents: dict[str, set[tuple[str, int]]] = defaultdict(set)
         self._derived: dict[str, Decision] = {}  # derived fact id → the decision that derived it
+        # explained: the facts retracted, as they were asserted (an explanation of a decision made before names
+        # them: a peer's placement it matched, after the peer moved), and each batch id's batches replaced
+        self._retired: dict[str, dict[str, Any]] = {}
+        self._retired_batches: dict[str, list[Batch]] = defaultdict(list)
         # derived facts waiting to be asserted: (type, props, deps, rule, matched)
         self.pending: list[tuple[str, dict[str, Any], frozenset[str], int, tuple[tuple[str, str], ...]]] = []
         self.cancelled: set[int] = set()
@@ -487,12 +491,20 @@ class DurableSession:
         return tuple(self._evictions)
 
     def fact(self, fact_id: str) -> Mapping[str, Any] | None:
-        found = self._facts.get(fact_id)
+        found = self._facts.get(fact_id) or self._retired.get(fact_id)
         if found is not None or "." not in fact_id:
             return found
         batch_id, _, number = fact_id.rpartition(".")  # a fact of a batch kept whole: ID.n
+        if not number.isdigit():
+            return None
         batch = self._batches.get(batch_id)
-        return batch.member(int(number)) if isinstance(batch, Batch) and number.isdigit() else None
+        batches = [batch] if isinstance(batch, Batch) else []
+        made: Mapping[str, Any] | None = None
+        for each in (*batches, *self._retired_batches.get(batch_id, ())):
+            made = each.member(int(number))
+            if made is not None:
+                break
+        return made
 
     def derivation(self, fact_id: str) -> Decision | None:
         return self._derived.get(fact_id)
@@ -644,6 +656,8 @@ class DurableSession:
         """Retract a fact, and withdraw every decision and derived fact that depended on it."""
         batch = self._batches.pop(fact_id, None)
         if isinstance(batch, Batch):
+            if self.explained:
+                self._retired_batches[batch.id].append(batch)
             fact_type = batch.common["t"]
             if fact_type in self.program.planned_types:
                 self.index.remove_batch(fact_type, batch)
@@ -656,6 +670,8 @@ class DurableSession:
         fact = self._facts.pop(fact_id, None)
         if fact is None:
             return
+        if self.explained:
+            self._retired[fact_id] = fact
         fact_type = fact["t"]
         if fact_type in self.program.planned_types:
             self.index.remove(fact_type, fact_id, fact)

@@ -89,13 +89,15 @@ class Session(Protocol):
         """The evict decisions in force."""
 
     def fact(self, fact_id: str) -> Mapping[str, Any] | None:
-        """A fact asserted and not retracted, as asserted."""
+        """A fact as asserted: one retracted too, in an explained session (an explanation read after later
+        changes names the facts its decision matched, as they were; an id is never used twice)."""
 
     def derivation(self, fact_id: str) -> Decision | None:
         """The decision that derived the fact, if a rule derived it."""
 
     def close(self) -> None:
-        """Release the session; it takes no more calls."""
+        """Release the session's rules; it takes no more facts, and ``fact`` and ``derivation`` still answer
+        (explanations are read after the evaluation)."""
 
 
 class Program(Protocol):

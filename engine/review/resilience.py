@@ -194,7 +194,8 @@ class Base:
     def __init__(
         self, rules: RuleSet, facts: Facts, controllers: Controllers = DEFAULT_CONTROLLERS, reference: bool = False
     ) -> None:
-        self.scheduler = scheduler_for(rules, facts, reference, controllers)
+        # no placement of a sweep is explained (an impact names clusters and moves): nothing of it is kept for one
+        self.scheduler = scheduler_for(rules, facts, reference, controllers, explanations=False)
         self.simulator = Simulator(self.scheduler, BASE_TIME, controllers)
         # failures only take clusters away: a binding left unschedulable stays so until its groups or feasible
         # clusters change (not decided again each step; its message is not part of an impact); kept from the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
@@ -62,17 +62,24 @@ def _order(e: Explanation) -> tuple[object, ...]:
     return (e.rule, e.source, e.action, tuple((f.alias, f.fact_type, f.description) for f in e.facts))
 
 
-class Lazy(Mapping[str, tuple[Explanation, ...]]):
-    """Explanations, built on first use: only `explain` and tests read them, and building them for
-    every decision took a quarter of the evaluation time (docs/performance.md)."""
+class Explanations(Mapping[str, tuple[Explanation, ...]]):
+    """One placement's explanations (cluster → the explanations of every decision about it), built on first use:
+    only `explain` and tests read them, and building them for every decision took a quarter of the evaluation
+    time (docs/performance.md). A handle on what they are made of, the decisions that applied to the binding and
+    the session's facts as asserted, which outlive later changes and the session (Session.fact): read after
+    failover at ``now`` moved a peer, they name the peer's placement the decision matched."""
 
-    def __init__(self, build: Callable[[], dict[str, tuple[Explanation, ...]]]) -> None:
-        self._build: Callable[[], dict[str, tuple[Explanation, ...]]] | None = build
+    __slots__ = ("_binding", "_data", "_decisions", "_explainer")
+
+    def __init__(self, explainer: Explainer, decisions: Sequence[Decision], binding: str) -> None:
+        self._explainer: Explainer | None = explainer
+        self._decisions, self._binding = decisions, binding
         self._data: dict[str, tuple[Explanation, ...]] = {}
 
     def _get(self) -> dict[str, tuple[Explanation, ...]]:
-        if self._build is not None:
-            self._data, self._build = self._build(), None
+        if self._explainer is not None:
+            self._data = self._explainer.by_cluster(self._decisions, self._binding)
+            self._explainer, self._decisions = None, ()
         return self._data
 
     def __getitem__(self, cluster: str) -> tuple[Explanation, ...]:

@@ -24,7 +24,7 @@ from engine.compile import encoding
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Facts
 from engine.results import Placement, Reason
-from engine.schedule.explain import Explainer, Lazy
+from engine.schedule.explain import Explainer, Explanations
 from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
 from engine.schedule.plan import Plan, plan_of
 from engine.schedule.replicas import (
@@ -236,7 +236,7 @@ class Scheduler:
             previous=binding.cluster_names,
             affinity_term=attempt.term,
             trigger=why,
-            explanations=Lazy(lambda: self.explainer.by_cluster(applied, binding_id)) if self.explanations else {},
+            explanations=Explanations(self.explainer, applied, binding_id) if self.explanations else {},
             replicas=attempt.replicas if attempt.error is None else binding.replicas_by_cluster,
             components=(
                 tuple((c.name, c.replicas) for c in binding.components)
