@@ -28,14 +28,17 @@ def scheduler_for(
     controllers: Controllers = DEFAULT_CONTROLLERS,
     held: bool = True,
     explanations: bool = True,
+    share: bool | None = None,
 ) -> Scheduler:
     """A scheduler with the facts loaded, on the program of the rules and the facts' own policies;
-    ``reference``: every rule evaluated inside durable-rules, without the indexed joins, and every binding
-    decided on its own (no result shared by bindings alike); ``controllers``:
+    ``reference``: every rule evaluated inside durable-rules, without the indexed joins; ``share``: bindings
+    alike share one policy choice, one filter result, one attempt (None: on, and off with ``reference``, which
+    then decides every binding on its own); ``controllers``:
     the controller manager's flags (its resource detector's PolicyPreemption and WorkloadAffinity gates);
     ``held``: a binding that holds an older placement than its Lazy policy's is scheduled by it, as
     Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows);
     ``explanations``: placements keep what explains them (off: their decisions are freed as it goes)."""
+    shared = not reference if share is None else share
     notes = scheduling_gate_notes(controllers, (*facts.policies, *rules.policies), facts)
     if facts.shown_clusters and not controllers.failover:  # no ClusterTaintPolicy controller: taints as shown
         facts = replace(facts, clusters=facts.shown_clusters, shown_clusters=())
@@ -46,7 +49,7 @@ def scheduler_for(
     by_name = {p.name.value: p for p in facts.policies} | {p.name.value: p for p in rules.policies}
     policies = tuple(by_name.values())
     # one policy choice for the held placements and the scheduler (among these policies, not the variants)
-    chooser = PolicyChooser(policies, controllers.policy_preemption, share=not reference)
+    chooser = PolicyChooser(policies, controllers.policy_preemption, share=shared)
     holding: dict[str, HeldPlacement] = {}
     if held and any(p.lazy for p in policies):
         holding = held_placements(facts.bindings, lambda b: chooser.choose(b).policy)
@@ -57,7 +60,7 @@ def scheduler_for(
         policies,
         facts,
         chooser,
-        share=not reference,
+        share=shared,
         workload_affinity=controllers.workload_affinity,
         held=holding,
         explanations=explanations,
@@ -103,6 +106,11 @@ def evaluation_time(now: object, name: str = "now") -> dt.datetime | None:
     return now
 
 
+def _share_argument(share: object) -> None:
+    if share is not None and not isinstance(share, bool):
+        raise UsageError(f"share: expected True, False or None, found {type(share).__name__}")
+
+
 def _progress_argument(progress: object) -> None:
     if progress is not None and not callable(progress):
         raise UsageError(f"progress: expected a function of the number of steps done, found {type(progress).__name__}")
@@ -118,6 +126,7 @@ def evaluate(
     reference: bool = False,
     progress: Callable[[int], None] | None = None,
     explanations: bool = True,
+    share: bool | None = None,
 ) -> Result:
     """Place every binding the rules' policies select, as Karmada's scheduler would: the bindings it
     would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
@@ -126,16 +135,19 @@ def evaluate(
     With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
     evictions they make, with each binding's clusters afterwards and the labels injected there;
     ``controllers`` are the controller manager's flags that change failover. ``reference`` evaluates every
-    rule inside durable-rules, without the indexed joins (slow; the same result, which tests check);
+    rule inside durable-rules, without the indexed joins (slow; the same result, which tests check), and
+    decides each binding on its own; ``share`` turns sharing among bindings alike on or off by itself (None: on,
+    off with ``reference``), so that a difference from the reference can be pinned on the engine or on sharing;
     ``progress`` hears how many bindings are placed (for a progress bar); ``explanations``: each placement
     keeps the rules and facts behind its decisions, for ``Placement.explanations`` (off: an empty mapping,
     and an evaluation of a large fleet holds far less)."""
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
+    _share_argument(share)
     now = evaluation_time(now)
     if not isinstance(explanations, bool):
         raise UsageError(f"explanations: expected True or False, found {type(explanations).__name__}")
-    scheduler = scheduler_for(rules, facts, reference is True, controllers, not reschedule_all, explanations)
+    scheduler = scheduler_for(rules, facts, reference is True, controllers, not reschedule_all, explanations, share)
     try:
         placements = scheduler.schedule_all(reschedule_all, progress)
         evictions: tuple[Eviction, ...] = ()
@@ -174,13 +186,16 @@ def simulate(
     controllers: Controllers = DEFAULT_CONTROLLERS,
     reference: bool = False,
     progress: Callable[[int], None] | None = None,
+    share: bool | None = None,
 ) -> tuple[Entry, ...]:
     """Failover through time from ``start``: the timeline of what the events and controllers did;
     ``warn`` hears what will not happen as the policies say (a kind without a health interpreter), and
     after the run what an evaluation warns of (bindings no policy selects, notes on bindings it scheduled);
-    ``progress`` hears how many of ``len(events) + 1`` steps are done (for a progress bar)."""
+    ``progress`` hears how many of ``len(events) + 1`` steps are done (for a progress bar); ``reference`` and
+    ``share`` as for ``evaluate``."""
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
+    _share_argument(share)
     if not isinstance(start, dt.datetime) or start.tzinfo is None:
         raise UsageError(f"start: expected an aware datetime, found {start!r}")
     if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
@@ -191,7 +206,7 @@ def simulate(
     if warn is not None and not callable(warn):
         raise UsageError(f"warn: expected a function of a Diagnostic, found {type(warn).__name__}")
     # a timeline names rules and clusters, and explains no placement: nothing of one is kept for explanations
-    scheduler = scheduler_for(rules, facts, reference is True, controllers, explanations=False)
+    scheduler = scheduler_for(rules, facts, reference is True, controllers, explanations=False, share=share)
     try:
         simulator = Simulator(scheduler, start, controllers)
         for d in simulator.warnings:

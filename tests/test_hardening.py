@@ -93,6 +93,10 @@ def _simulate(events: Any = (), warn: Any = None) -> object:
         (lambda: _simulate(events=[5]), "events: expected Event objects from load_events(), found int"),
         (lambda: _simulate(warn=5), "warn: expected a function of a Diagnostic, found int"),
         (lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), explanations=1), "explanations"),  # type: ignore[arg-type]
+        (
+            lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), share="yes"),
+            "share: expected True, False or None, found str",
+        ),  # type: ignore[arg-type]
     ],
 )
 def test_public_functions_check_their_arguments(call: Any, message: str) -> None:

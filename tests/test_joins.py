@@ -273,6 +273,21 @@ def test_indexed_joins_give_the_reference_result_byte_for_byte(tmp_path: Path, s
         assert actual == expected
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_the_engine_and_sharing_are_switched_apart(tmp_path: Path, seed: int) -> None:
+    """``reference`` chooses the engine and turns sharing among bindings alike off; ``share`` turns sharing on or off
+    by itself. Each of the four gives the same result byte for byte, so a difference from the reference can be
+    pinned on one of them: durable-rules with sharing, and the indexed joins without, against the default."""
+    rng = random.Random(700 + seed)
+    rules_path = tmp_path / "rules.fr"
+    rules_path.write_text(_rule_text(rng))
+    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng))
+    default = _outputs(evaluate(rules, facts), evaluate(rules, facts, share=False))
+    assert default[1] == default[0]
+    engine = _outputs(evaluate(rules, facts), evaluate(rules, facts, reference=True, share=True))
+    assert engine[1] == engine[0]
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_answers_let_go_are_made_again_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """A session keeps a bounded number of planned decisions (durable._Answers: the oldest answers let go); with
