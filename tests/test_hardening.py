@@ -94,9 +94,9 @@ def _simulate(events: Any = (), warn: Any = None) -> object:
         (lambda: _simulate(warn=5), "warn: expected a function of a Diagnostic, found int"),
         (lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), explanations=1), "explanations"),  # type: ignore[arg-type]
         (
-            lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), share="yes"),
+            lambda: evaluate(load_rules([HA / "policy.fr"]), load_facts([HA / "facts"]), share="yes"),  # type: ignore[arg-type]
             "share: expected True, False or None, found str",
-        ),  # type: ignore[arg-type]
+        ),
     ],
 )
 def test_public_functions_check_their_arguments(call: Any, message: str) -> None:
