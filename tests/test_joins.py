@@ -145,9 +145,12 @@ GROUPS = ("g1", "g2", "g3")
 TEAMS = ("a", "b")
 
 
-def _fleet(rng: random.Random) -> list[dict[str, Any]]:
+def _fleet(
+    rng: random.Random, clusters_from: tuple[int, int] = (3, 9), workloads_from: tuple[int, int] = (4, 16)
+) -> list[dict[str, Any]]:
+    """A random fleet of ``randrange(*clusters_from)`` clusters and ``randrange(*workloads_from)`` workloads."""
     objects: list[dict[str, Any]] = []
-    clusters = [f"m{i}" for i in range(rng.randrange(3, 9))]
+    clusters = [f"m{i}" for i in range(rng.randrange(*clusters_from))]
     for name in clusters:
         region = rng.choice(REGIONS)
         spec: dict[str, Any] = {"region": region, "zones": [f"{region}-{rng.randrange(2)}"]}
@@ -163,7 +166,7 @@ def _fleet(rng: random.Random) -> list[dict[str, Any]]:
             apis = [{"groupVersion": "apps/v1", "resources": [{"kind": "Deployment", "name": "deployments"}]}]
             cluster["status"] = {"apiEnablements": apis if rng.random() < 0.7 else []}
         objects.append(cluster)
-    for i in range(rng.randrange(4, 16)):
+    for i in range(rng.randrange(*workloads_from)):
         namespace = rng.choice(["ns1", "ns2"])
         labels = {"group": rng.choice(GROUPS), "pipeline": rng.choice(GROUPS), "team": rng.choice(TEAMS)}
         if rng.random() < 0.2:
@@ -286,6 +289,32 @@ def test_the_engine_and_sharing_are_switched_apart(tmp_path: Path, seed: int) ->
     assert default[1] == default[0]
     engine = _outputs(evaluate(rules, facts), evaluate(rules, facts, reference=True, share=True))
     assert engine[1] == engine[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fleets_of_fifty_clusters_give_the_reference_result(tmp_path: Path, seed: int) -> None:
+    """The same comparison on fleets of 50 to 60 clusters and 12 to 24 workloads (the reference in durable-rules
+    takes seconds each): groups whose peers hold many clusters of a region, shared results over many clusters."""
+    rng = random.Random(900 + seed)
+    rules_path = tmp_path / "rules.fr"
+    rules_path.write_text(_rule_text(rng))
+    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng, (50, 61), (12, 25)))
+    now = "2026-12-01T00:05:00Z" if seed % 2 else None
+    expected, actual = _outputs(evaluate(rules, facts, now, reference=True), evaluate(rules, facts, now))
+    assert actual == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3000))
+def test_thousands_of_fleets_give_the_reference_result(tmp_path: Path, seed: int) -> None:
+    """The slow mark's sweep (`pytest -m slow`): 3,000 more random fleets, each evaluated both ways."""
+    rng = random.Random(10_000 + seed)
+    rules_path = tmp_path / "rules.fr"
+    rules_path.write_text(_rule_text(rng))
+    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng))
+    now = "2026-12-01T00:05:00Z" if seed % 3 == 0 else None
+    expected, actual = _outputs(evaluate(rules, facts, now, reference=True), evaluate(rules, facts, now))
+    assert actual == expected
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -512,8 +541,23 @@ def _timeline(rng: random.Random, facts: Any, start: dt.datetime) -> list[Event]
     return sorted(events, key=lambda e: e.at)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_failover_timelines_of_fifty_clusters_agree_with_the_reference(tmp_path: Path, seed: int) -> None:
+    """The same on fleets of 50 to 60 clusters and 12 to 24 workloads."""
+    test_failover_timelines_agree_with_the_reference(tmp_path, 3000 + seed, ((50, 61), (12, 25)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2000))
+def test_thousands_of_failover_timelines_agree_with_the_reference(tmp_path: Path, seed: int) -> None:
+    """The slow mark's sweep: 2,000 more random fleets and timelines (`pytest -m slow`)."""
+    test_failover_timelines_agree_with_the_reference(tmp_path, 5000 + seed)
+
+
 @pytest.mark.parametrize("seed", range(300))
-def test_failover_timelines_agree_with_the_reference(tmp_path: Path, seed: int) -> None:
+def test_failover_timelines_agree_with_the_reference(
+    tmp_path: Path, seed: int, sizes: tuple[tuple[int, int], tuple[int, int]] = ((3, 9), (4, 16))
+) -> None:
     """Random fleets (3-8 clusters, 4-15 workloads, groups, spread, taints, eviction tasks under way) with random
     failover policies and random timelines, on a control plane with the taint manager and failover on: every
     entry of the indexed engine's timeline is the reference's (every rule inside durable-rules)."""
@@ -522,7 +566,7 @@ def test_failover_timelines_agree_with_the_reference(tmp_path: Path, seed: int) 
     rng = random.Random(1000 + seed)
     rules_path = tmp_path / "rules.fr"
     rules_path.write_text(_failover_policy(rng))
-    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng))
+    rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng, *sizes))
     start = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
     events = _timeline(rng, facts, start)
     indexed = simulate(rules, facts, start, events, controllers=ON)
