@@ -55,11 +55,13 @@ def scheduler_for(
         holding = held_placements(facts.bindings, lambda b: chooser.choose(b).policy)
     variants = {h.variant.name.value: h.variant for h in holding.values()}
     policies += tuple(variants[name] for name in sorted(variants))
+    # the detector's part, before the scheduler runs: the policy that claims each binding's workload
+    choices = {b.key: chooser.choose(b) for b in facts.bindings}
     scheduler = Scheduler(
         program(policies, tuple(rules.rules), reference),
         policies,
         facts,
-        chooser,
+        choices,
         share=shared,
         workload_affinity=controllers.workload_affinity,
         held=holding,

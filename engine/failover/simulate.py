@@ -57,7 +57,7 @@ class Simulator:
         facts = scheduler.facts
         self._due_now = False  # an application failover due at the moment the last step ended
         chosen = scheduler.binding_policy
-        self.warnings: list[Diagnostic] = failover_gate_notes(controllers, scheduler.chooser.policies, facts)
+        self.warnings: list[Diagnostic] = failover_gate_notes(controllers, scheduler.evaluated, facts)
         # one Failover per policy, shared by its bindings (not rebuilt for each of thousands)
         policies = {p.name.value: p for p in chosen.values() if p is not None}
         behaviour = {name: failover_of(p, controllers) for name, p in policies.items()}

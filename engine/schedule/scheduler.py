@@ -4,10 +4,11 @@ The backend does the matching: as facts arrive, rules fire and record rejections
 The scheduler is in parts: the session's facts (engine.schedule.store: loaded, placed and changed there alone),
 feasibility (engine.schedule.feasibility: the filter stage, each policy's shared result and each binding's overlay
 on it), the kept unschedulable bindings of a sweep (engine.schedule.waiting), and here what the rules cannot
-express: the policy each binding is decided by, scores (sums, normalised, ClusterLocality), the select stage
-(ordering, spread limits; engine.schedule.spread), replica assignment (engine.schedule.replicas), clusterAffinities
-terms tried in order, and telling the store where each binding went, so that later bindings see it (S3: "bindings
-assigned in the same round count with their newest assignment").
+express: the policy each binding is decided by (the detector's choice, given; a held placement's variant), scores
+(sums, normalised, ClusterLocality), the select stage (ordering, spread limits; engine.schedule.spread), replica
+assignment (engine.schedule.replicas), clusterAffinities terms tried in order, and telling the store where each
+binding went, so that later bindings see it (S3: "bindings assigned in the same round count with their newest
+assignment").
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from engine.schedule.reschedule import (
     trigger,
     waits_for_the_workload,
 )
-from engine.schedule.selection import PolicyChooser
+from engine.schedule.selection import Choice
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.store import FactStore
 from engine.schedule.views import Constant, Subset
@@ -74,7 +75,7 @@ class Scheduler:
         program: Program,
         policies: Sequence[ast.Policy],
         facts: Facts,
-        chooser: PolicyChooser,
+        choices: Mapping[str, Choice],
         share: bool = True,
         workload_affinity: bool = True,
         held: Mapping[str, HeldPlacement] | None = None,
@@ -91,8 +92,9 @@ class Scheduler:
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
-        # the policy choice among the evaluated policies (with the PolicyPreemption gate's setting)
-        self.chooser = chooser
+        # the detector's choice (engine.schedule.selection, made before): the policy that claims each binding's
+        # workload, and how it was chosen where a claim decided
+        self.choices = choices
         # binding key → the policy as the scheduler reads it for a binding that holds an older placement
         # (lazy activation); its variant is among ``policies``, and chosen for no other binding
         self.held: Mapping[str, HeldPlacement] = held or {}
@@ -101,9 +103,14 @@ class Scheduler:
         self.symbols = program.compiled.symbols
         self.facts = facts
         self.policies = {p.name.value: p for p in policies}
-        self.notes: dict[str, str] = {}  # binding key → how its policy was chosen, where a claim decided
+        # binding key → how its policy was chosen, where a claim decided, and what else is said of it
+        self.notes: dict[str, str] = {key: choice.note for key, choice in choices.items() if choice.note}
         self.session: Session = program.session(explanations)
-        self.binding_policy: dict[str, ast.Policy | None] = {}  # binding key → the policy chosen (None: no policy)
+        # binding key → the policy it is decided by (None: no policy): the one chosen, or for a binding that holds an
+        # older placement its variant with that placement (``held``)
+        self.binding_policy: dict[str, ast.Policy | None] = {
+            key: self.held[key].variant if key in self.held else choice.policy for key, choice in choices.items()
+        }
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
         # policy scope fact → (its revision, whether a user's rule decided in it)
         self._scoped_user: dict[str, tuple[int, bool]] = {}
@@ -141,20 +148,8 @@ class Scheduler:
         self.session.close()
 
     def load(self) -> None:
-        """Choose each binding's policy, then load the facts into the session (engine.schedule.store)."""
-        for binding in self.facts.bindings:
-            self._select(binding)
+        """Load the facts into the session (engine.schedule.store), each binding with the policy chosen for it."""
         self.store.load()
-
-    # ------------------------------------------------------------ policy choice
-    def _select(self, binding: Binding) -> None:
-        """The policy that claims the binding's workload, or its variant with the placement the binding
-        holds (``held``)."""
-        choice = self.chooser.choose(binding)
-        held = self.held.get(binding.key)
-        self.binding_policy[binding.key] = held.variant if held is not None else choice.policy
-        if choice.note:
-            self._note(binding.key, choice.note)
 
     def _note(self, key: str, note: str) -> None:
         """Say ``note`` of the binding in the warnings (once, after what was said of it before)."""
@@ -547,6 +542,11 @@ class Scheduler:
             settled=True,
             replicas=binding.replicas_by_cluster,
         )
+
+    @property
+    def evaluated(self) -> tuple[ast.Policy, ...]:
+        """The policies evaluated, without the variants of held placements (``held``)."""
+        return tuple(p for name, p in self.policies.items() if name not in self._shown)
 
     @property
     def unmatched(self) -> tuple[str, ...]:
