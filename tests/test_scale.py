@@ -212,3 +212,29 @@ def test_member_facts_only_where_a_rule_matches_them(tmp_path: Path, reads: bool
         assert ("a" in placement.rejected) == reads
     finally:
         scheduler.close()
+
+
+@pytest.mark.parametrize("explained", [False, True])
+def test_a_shared_attempt_holds_its_decisions_only_for_explanations(explained: bool) -> None:
+    """Bindings alike share one attempt (Scheduler._attempt); it keeps the decisions it applied (one per cluster an
+    anti-affinity group holds) only where placements are explained. benchmarks/fleets.py's regional shape: groups
+    of four, the first placed on its region, the other three sharing one unschedulable attempt."""
+    import sys
+
+    from engine import load_facts
+    from engine.evaluate import scheduler_for
+    from engine.inputs.rules import RuleSet
+    from tests.gates import ON
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import fleets
+
+    facts = load_facts(objects=fleets.SHAPES["regional"](40, 80))
+    scheduler = scheduler_for(RuleSet((), {}), facts, controllers=ON, explanations=explained)
+    try:
+        placements = scheduler.schedule_all()
+        attempts = [a for chosen in scheduler._chosen.values() for a in chosen.attempts.values()]
+        assert attempts and any(p.unschedulable for p in placements)
+        assert any(a.applied for a in attempts) == explained
+    finally:
+        scheduler.close()
