@@ -487,8 +487,8 @@ class _Emitter:
             # looked up among the batches by their common part, each batch's facts made as they are visited
             self.batched.append((step.fact_type, step.keys))
             self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
-            unlike = self._unlike_on(step)
-            if unlike is not None and not in_part(unlike):  # a batch of W's own is passed over whole
+            unlike = self._unlike_on_batches(step)
+            if unlike is not None:  # a batch of W's own is passed over whole
                 batches = f"(_g for _g in b{depth}.values() if _g.common.get({unlike!r}, M) != W)"
             else:
                 batches = f"b{depth}.values()"
@@ -506,6 +506,12 @@ class _Emitter:
         """The property of the step's facts that W's exemption reads, if it reads the step's facts."""
         return self.unlike[1] if self.unlike is not None and self.unlike[0] == step.alias else None
 
+    def _unlike_on_batches(self, step: Step) -> str | None:
+        """The property W's exemption reads, if it reads the common part of the batches the step looks up (a
+        batch of W's own is then passed over whole, one test per batch)."""
+        unlike = self._unlike_on(step)
+        return unlike if unlike is not None and self._batched(step) and not in_part(unlike) else None
+
     def _skip(self, depth: int, step: Step, fact: str) -> None:
         """Emit the test that passes over a candidate not filling the step: a fact already matched (of the
         same type), or one that fails the condition the lookup left to check."""
@@ -516,9 +522,8 @@ class _Emitter:
         if cond != ir.TRUE:
             tests.append(f"not {self._cond(cond, fact)}")
         unlike = self._unlike_on(step)
-        if unlike is not None and not step.negated and not (self._batched(step) and not in_part(unlike)):
+        if unlike is not None and not step.negated and self._unlike_on_batches(step) is None:
             tests.append(f"{fact}.get({unlike!r}, M) == W")  # never, with W None: no fact has None
-            # (a batched step whose batches W's exemption reads passed over W's own batch whole: _candidates)
         if tests:
             self._line(depth, f"if {' or '.join(tests)}:")
             self._line(depth + 1, "continue")

@@ -67,8 +67,9 @@ ONE = Limits(1, 1)  # a spread by cluster with minGroups 1 and maxGroups 1: exac
 class Scheduler:
     """One evaluation: a backend session over the facts, and the placements decided on it.
 
-    ``load`` chooses the policies and loads the facts (``store``), ``decide`` places one binding (and tells the
-    store), ``close`` ends the session; the failover controllers change facts through ``store``."""
+    ``choices``: the detector's choice for each binding (engine.schedule.selection, made before). ``load`` loads
+    the facts (``store``), ``decide`` places one binding (and tells the store), ``close`` ends the session; the
+    failover controllers change facts through ``store``."""
 
     def __init__(
         self,
@@ -92,9 +93,6 @@ class Scheduler:
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
-        # the detector's choice (engine.schedule.selection, made before): the policy that claims each binding's
-        # workload, and how it was chosen where a claim decided
-        self.choices = choices
         # binding key → the policy as the scheduler reads it for a binding that holds an older placement
         # (lazy activation); its variant is among ``policies``, and chosen for no other binding
         self.held: Mapping[str, HeldPlacement] = held or {}
