@@ -523,9 +523,10 @@ def test_controller_manager_flags(tmp_path: Path, flags: list[str], evicted: boo
     assert bool(evictions) is evicted
     if evicted:
         assert evictions[0]["task"]["purgeMode"] == purge and evictions[0]["task"]["reason"] == "TaintUntolerated"
-        assert evictions[0]["because"].startswith(
-            "taint manager: member1 has the NoExecute taint maintenance:NoExecute"
-        )
+        # the taint-manager rule decided it: its words, its name and where it is written (rules/taint_manager.fr)
+        because = "taint manager: member1 has the NoExecute taint {maintenance:NoExecute}, not tolerated"
+        assert evictions[0]["because"] == because
+        assert evictions[0]["rule"] == "taint-manager" and evictions[0]["source"].endswith("taint_manager.fr:9")
 
 
 def test_karmadas_defaults_run_no_taint_manager_and_say_how_to_turn_it_on(

@@ -188,6 +188,68 @@ def test_taint_manager_decision(seconds: int | None, added: int, want: bool | in
     assert due == (T0 + dt.timedelta(seconds=want) if not isinstance(want, bool) else want)
 
 
+NO_EXECUTE = "NoExecute"
+
+
+@pytest.mark.parametrize("reference", [False, True])
+@pytest.mark.parametrize(
+    ("case", "taints", "tolerations", "evicted"),
+    [  # pkg/controllers/cluster/taint_manager_test.go TestNoExecuteTaintManager_needEvictionWithCurrentTime, at T
+        ("cluster has no NoExecute taints", [("test-key", "NoSchedule", -1)], [], None),
+        ("taint not tolerated - immediate eviction", [("test-key", NO_EXECUTE, -1)], [], "rule"),
+        ("taint tolerated with zero toleration seconds", [("test-key", NO_EXECUTE, -1)], ["test-key for 0s"], "timer"),
+        ("taint tolerated with positive toleration seconds", [("test-key", NO_EXECUTE, -1)], ["test-key for 1m"], None),
+        ("taint tolerated forever - no eviction", [("test-key", NO_EXECUTE, -1)], ["test-key"], None),
+        (
+            "multiple taints with mixed tolerations",
+            [("tolerated-key", NO_EXECUTE, -1), ("not-tolerated-key", NO_EXECUTE, -1)],
+            ["tolerated-key for 30s"],
+            "rule",
+        ),
+        ("toleration time expired - immediate eviction", [("test-key", NO_EXECUTE, -2)], ["test-key for 1s"], "timer"),
+    ],
+)
+def test_the_taint_managers_decision_end_to_end(
+    tmp_path: Path,
+    case: str,
+    taints: list[tuple[str, str, int]],
+    tolerations: list[str],
+    evicted: str | None,
+    reference: bool,
+) -> None:
+    """Karmada's table, each case a binding on a tainted cluster evaluated at T (`eval --now`): a NoExecute taint
+    no toleration tolerates is evicted by the taint-manager rule (rules/taint_manager.fr, named with its line in
+    the eviction), one whose toleration seconds ran out by the taint manager's timer; by both engines."""
+    from engine import evaluate, load_facts, load_rules
+    from tests.helpers import binding, cluster, workload
+
+    parts = (t.partition(" for") for t in tolerations)
+    lines = "".join(f"  tolerate {k} : NoExecute{' for' if f else ''}{f}\n" for k, _, f in parts)
+    (tmp_path / "p.fr").write_text(f"policy p {{\n  select {{ kind Deployment }}\n{lines}}}\n")
+    spec_taints = [
+        {"key": k, "effect": e, "timeAdded": (T0 + dt.timedelta(seconds=s)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        for k, e, s in taints
+    ]
+    objects = [cluster("test-cluster", taints=spec_taints), workload("app"), binding("app", ["test-cluster"])]
+    result = evaluate(
+        load_rules([tmp_path / "p.fr"]), load_facts(objects=objects), now=T0, controllers=ON, reference=reference
+    )
+    found = [(e.binding, e.cluster, e.task.reason if e.task else "", e.rule) for e in result.evictions]
+    if evicted is None:
+        assert found == [], case
+        return
+    rule = "taint-manager" if evicted == "rule" else ""
+    assert found == [("default/app-deployment", "test-cluster", "TaintUntolerated", rule)], case
+    (eviction,) = result.evictions
+    if evicted == "rule":  # the taint no toleration tolerates, in the rule's words
+        untolerated = taints[-1][0]
+        assert eviction.source.endswith("taint_manager.fr:9")
+        words = f"taint manager: test-cluster has the NoExecute taint {{{untolerated}:NoExecute}}, not tolerated"
+        assert eviction.because == words
+    else:
+        assert eviction.source == "" and "tolerated for" in eviction.because
+
+
 def test_the_earliest_trigger_pairs_each_used_toleration_with_every_taint_it_tolerates() -> None:
     """GetMinTolerationTimeWithCurrentTime (helper/taint.go): taint A (added T) is first tolerated by a 300s
     toleration, taint B (added T+100s) by a 60s one that tolerates A as well: the trigger is A + 60s, not

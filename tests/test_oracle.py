@@ -112,7 +112,8 @@ def test_the_taint_managers_decisions_are_karmadas() -> None:
     """NoExecuteTaintManager.needEvictionWithCurrentTime with the taint manager on (GetNoExecuteTaints,
     GetMatchingTolerations, GetMinTolerationTimeWithCurrentTime; tests/data/oracle/taints.go) on 6,000 random
     taints and tolerations: evict now, after how long, or never, the same in fleetrules (the tolerations read
-    from a policy's clusterTolerations as a snapshot's are)."""
+    from a policy's clusterTolerations as a snapshot's are; a taint none tolerates evicted by the taint-manager
+    rule, rules/taint_manager.fr, in an evaluation at the case's time, the others by the taint manager's timer)."""
     cases = _cases("taints")
     answers = json.loads((HERE / "taints.json").read_text())
     assert len(cases) == len(answers) == COUNT

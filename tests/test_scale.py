@@ -238,3 +238,26 @@ def test_a_shared_attempt_holds_its_decisions_only_for_explanations(explained: b
         assert any(a.applied for a in attempts) == explained
     finally:
         scheduler.close()
+
+
+def test_placements_only_rules_that_evict_read_are_made_when_failover_asks(tmp_path: Path) -> None:
+    """The taint-manager rule (rules/taint_manager.fr) reads every binding's placements; the scheduler's rules read
+    only those of bindings with workload affinity groups. An evaluation without failover makes no placement of a
+    binding without groups (10,000 of them were a third of such a fleet's evaluation); the evictions asked for
+    make them, each binding's on its clusters as they stand then."""
+    from engine import load_facts, load_rules
+    from engine.evaluate import scheduler_for
+
+    (tmp_path / "p.fr").write_text("policy p {\n  select { kind Deployment }\n}\n")
+    objects = [cluster("a"), cluster("b"), workload("w"), workload("v"), binding("w", ["a", "b"]), binding("v", ["b"])]
+    scheduler = scheduler_for(load_rules([tmp_path / "p.fr"]), load_facts(objects=objects))
+    try:
+        scheduler.schedule_all()
+        index = scheduler.session.index  # type: ignore[attr-defined]
+        assert not index.batches.get("placement")
+        assert scheduler.store.evictions() == ()  # no NoExecute taint: nothing to evict
+        batches = index.batches["placement"].values()
+        made = {b.common["binding"]: sorted(f["cluster"] for f in b.members()) for b in batches}
+        assert made == {"w-deployment": ["a", "b"], "v-deployment": ["a", "b"]}  # v placed anew, Duplicated
+    finally:
+        scheduler.close()

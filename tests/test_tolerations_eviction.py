@@ -86,3 +86,24 @@ def test_cluster_eviction(tmp_path: Path, task_cluster: str, feasible: bool) -> 
     assert ("cluster1" in placement.feasible) is feasible
     if not feasible:
         assert [r.message for r in placement.rejected["cluster1"]] == ["cluster(s) is in the process of eviction"]
+
+
+def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
+    """Karmada's TaintToleration filter and its taint manager both call ToleratesTaint: the taint-toleration rule
+    (rules/taint_toleration.fr) and the taint-manager rule (rules/taint_manager.fr) state it as the same `not
+    cluster_toleration` condition, and engine.failover.controllers.tolerates (the taint manager's timer) evaluates
+    the filter's. Editing one rule's test and not the other fails here."""
+    from engine.check.rules import builtin_files
+    from engine.compile.encoding import Symbols
+    from engine.compile.rules import compile_rules
+
+    sources = [r for f in builtin_files() for r in f.rules if r.name.value in ("taint-toleration", "taint-manager")]
+    compiled, problems = compile_rules(sources, Symbols(), builtin=True)
+    assert not problems and len(compiled) == 2
+    tests = []
+    for rule in compiled:
+        (test,) = [p for p in rule.patterns if p.negated and p.fact_type == "cluster_toleration"]
+        aliases = {p.fact_type: p.alias for p in rule.patterns}
+        # the same condition once each rule's aliases of the binding and the taint are named alike
+        tests.append(repr(test.cond).replace(repr(aliases["binding"]), "'b'").replace(repr(aliases["taint"]), "'t'"))
+    assert tests[0] == tests[1]

@@ -30,6 +30,7 @@ from durable import engine as durable
 
 from engine.backend.indexed import Batch, CompiledPlan, FactIndex, hashable, key_values
 from engine.backend.indexed import decisions as planned_decisions
+from engine.backend.indexed import evictions as planned_evictions
 from engine.backend.protocol import Decision, DecisionKind
 from engine.compile import ir
 from engine.compile.encoding import BATCHED
@@ -231,9 +232,12 @@ class DurableProgram:
         self.engine_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
         self.planned_types = frozenset(p.fact_type for i in self.plans for p in rules[i].patterns)
         # the plans by the type of fact they are anchored on, and the fact types each anchor type's plans read
+        # (the plans of rules that evict are asked for all their matches at once: ``evicting``)
         self.anchored: dict[str, list[CompiledPlan]] = defaultdict(list)
+        self.evicting: tuple[CompiledPlan, ...] = tuple(p for p in self.plans.values() if p.plan.evicts)
         for compiled_plan in self.plans.values():
-            self.anchored[compiled_plan.plan.anchor_type].append(compiled_plan)
+            if not compiled_plan.plan.evicts:
+                self.anchored[compiled_plan.plan.anchor_type].append(compiled_plan)
         # fact type → the planned rules that read it (their answers are stale when one of its facts changes)
         self.readers: dict[str, tuple[int, ...]] = defaultdict(tuple)
         # (planned rule, fact type) → the keys it looks the type's facts up by, and the anchor's values for them
@@ -242,7 +246,7 @@ class DurableProgram:
         for i, compiled_plan in self.plans.items():
             for fact_type in compiled_plan.plan.reads:
                 self.readers[fact_type] += (i,)
-                keyed = compiled_plan.plan.keyed(fact_type)
+                keyed = None if compiled_plan.plan.evicts else compiled_plan.plan.keyed(fact_type)
                 if keyed is not None:
                     self.keyed[(i, fact_type)] = keyed
         self.keyed_by_plan: dict[int, list[tuple[str, tuple[tuple[str, ...], tuple[Any, ...]]]]] = defaultdict(list)
@@ -397,6 +401,9 @@ class DurableSession:
         self._planned: dict[int, _Answers] = {}
         # answers let go, until made again: a decision made again alike is the old object (_reuse)
         self._stale: dict[int, _Answers] = defaultdict(_Answers)
+        # the evictions of each planned rule that evicts, on the facts as they were when last asked, let go when a
+        # fact of a type the rule reads changes
+        self._evicted: dict[int, tuple[Decision, ...]] = {}
         # batches (Session.place) by id: kept whole (a Batch, its facts made when read) when no engine rule reads
         # their type; else their facts asserted one by one, with the common part and each fact's part and id
         self._batches: dict[str, Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]] = {}
@@ -471,6 +478,7 @@ class DurableSession:
             keyed = self.program.keyed.get((index, fact_type))
             values = key_values(fact, keyed[0]) if keyed is not None else None
             if values is None:  # every answer
+                self._evicted.pop(index, None)
                 dropped = self._planned.pop(index, None)
                 if dropped:
                     self._stale[index] = dropped
@@ -488,7 +496,16 @@ class DurableSession:
                 self._revision[key if isinstance(key, str) else key[0]] += 1
 
     def evictions(self) -> Sequence[Decision]:
-        return tuple(self._evictions)
+        """The engine's evict decisions in force, then each planned rule's that evicts, on the facts as they are."""
+        planned: list[Decision] = []
+        for plan in self.program.evicting:
+            found = self._evicted.get(plan.index)
+            if found is None:
+                made: list[Decision] = []
+                planned_evictions(plan, self.index, made, self.explained)
+                found = self._evicted[plan.index] = tuple(made)
+            planned += found
+        return (*self._evictions, *planned)
 
     def fact(self, fact_id: str) -> Mapping[str, Any] | None:
         found = self._facts.get(fact_id) or self._retired.get(fact_id)

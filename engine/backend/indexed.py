@@ -363,6 +363,7 @@ class CompiledPlan:
             "NO_DEPS": NO_DEPS,
             "REJECT": DecisionKind.REJECT,
             "PREFER": DecisionKind.PREFER,
+            "EVICT": DecisionKind.EVICT,
         }
         exec(compile(self.source, f"<join plan of {rule.name}>", "exec"), scope)  # source from the plan alone
         self._match: Matcher = scope["match"]
@@ -392,6 +393,21 @@ def decisions(
     batched = facts.batch_indexes(plan.batched) if plan.batched else []
     indexes, nested = facts.indexes(plan.lookups), facts.nested(plan.nested)
     plan._match(anchor, indexes, nested, batched, facts, out, explained, unlike)
+
+
+def evictions(plan: CompiledPlan, facts: FactIndex, out: list[Decision], explained: bool = True) -> None:
+    """Append to ``out`` the decisions of every match of the planned rule that evicts (JoinPlan.evicts), from each
+    fact of its anchor pattern: those with the anchor's literal values, looked up in an index (the NoExecute taints
+    of the fleet, not every taint), else every fact of the type."""
+    anchor = plan.plan
+    if anchor.anchor_keys:
+        values = tuple(hashable(v) for v in anchor.anchor_values)
+        found = facts.indexes(((anchor.anchor_type, anchor.anchor_keys),))[0].get(values)
+        anchors: Iterable[Fact] = list(found.values()) if found else ()
+    else:
+        anchors = list(facts.all_of(anchor.anchor_type))
+    for fact in anchors:
+        decisions(plan, fact, facts, out, explained)
 
 
 class _Emitter:
@@ -610,10 +626,12 @@ class _Emitter:
             for name, v in self.rule.exempt
         )
         for i, action in enumerate(self.rule.actions):
-            if not isinstance(action, (ir.Reject, ir.Prefer)):  # plans are made only for these (joins.plan)
+            if not isinstance(action, (ir.Reject, ir.Prefer, ir.Evict)):  # plans are made only for these (joins.plan)
                 raise AssertionError(f"a planned rule cannot {type(action).__name__.lower()}")
             binding, cluster = f"{self.var[action.binding]}['id']", f"{self.var[action.cluster]}['name']"
-            if isinstance(action, ir.Reject):
+            if isinstance(action, ir.Evict):
+                args = f"I({self._message(action.message)}), 0, EVICT, {action.reason!r}"
+            elif isinstance(action, ir.Reject):
                 message = self.hoisted.get(i) or f"I({self._message(action.message)})"
                 reason = self._message(action.reason) if action.reason is not None else "''"
                 args = f"{message}, 0, REJECT, {reason}"

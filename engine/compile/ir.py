@@ -182,6 +182,10 @@ class Rule:
     def scoped(self) -> bool:
         return bool(self.scope)
 
+    @property
+    def evicts(self) -> bool:
+        return any(isinstance(a, Evict) for a in self.actions)
+
 
 _MISSING = object()
 _COMPARE = {

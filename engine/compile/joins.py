@@ -52,6 +52,11 @@ class JoinPlan:
     anchor_cond: ir.Cond
     steps: tuple[Step, ...]
     anchor_type: str = "binding"  # or the scope fact of a rule lifted to a scope (engine.compile.lift)
+    # of a rule that evicts: the anchor's literal equality tests, by which its facts are looked up (the session
+    # evaluates such a rule over every fact of its anchor pattern when asked for evictions, not per binding)
+    evicts: bool = False
+    anchor_keys: tuple[str, ...] = ()
+    anchor_values: tuple[Operand, ...] = ()
 
     @property
     def reads(self) -> frozenset[str]:
@@ -103,8 +108,10 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
     equality (API enablement, clusters under eviction), and every rule lifted to policy scope (anchored on
     the ``policy_scope`` fact, it scans the clusters once per policy: inside durable-rules each of its
     policies x clusters matches was an action of its own, a second of a 20-policy, 1,000-cluster fleet).
-    Left to the engine: rules that derive facts or evict, and rules that would scan every cluster for every
-    binding without joining a peer."""
+    Planned too: a rule that evicts (evict_plan). Left to the engine: rules that derive facts, and rules that
+    would scan every cluster for every binding without joining a peer."""
+    if rule.actions and all(isinstance(a, ir.Evict) for a in rule.actions):
+        return evict_plan(rule)
     if not rule.actions or not all(isinstance(a, (ir.Reject, ir.Prefer)) for a in rule.actions):
         return None
     owners = {a.binding for a in rule.actions if isinstance(a, (ir.Reject, ir.Prefer))}
@@ -115,6 +122,46 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
     anchor_type = rule.scope or "binding"
     if anchor.negated or anchor.fact_type != anchor_type or any(ir.refs(anchor.cond)):
         return None
+    steps = _order(rule, anchor)
+    if steps is None:
+        return None
+    positive = [s for s in steps if not s.negated]
+    joins_peers = any(s.fact_type in PEER_FACTS for s in positive)
+    if not rule.scoped and not joins_peers and not all(s.keys for s in positive):
+        return None
+    if all(isinstance(a, ir.Prefer) for a in rule.actions):
+        steps = _grouped(steps, {a.cluster for a in rule.actions if isinstance(a, ir.Prefer)} | owners)
+    return JoinPlan(anchor.alias, anchor.cond, tuple(steps), anchor_type)
+
+
+def evict_plan(rule: ir.Rule) -> JoinPlan | None:
+    """The join plan of a rule whose actions evict (such as rules/taint_manager.fr), when every other pattern is
+    reached from one through equalities (index lookups, never a scan).
+
+    Evictions are not asked for per binding: the session finds them all, at each moment failover runs. So the
+    plan starts from the pattern with the fewest facts to visit: one tested for a literal (a NoExecute taint, an
+    Unhealthy status) before one that is not, a fact of the fleet before a binding, a binding before a peer's
+    placement; among equals, the first written. Its facts are looked up by those literals."""
+    candidates = [p for p in rule.patterns if not p.negated and not any(ir.refs(p.cond))]
+    if not candidates:
+        return None
+
+    def cost(p: ir.Pattern) -> tuple[int, int, int]:
+        literal = bool(_key_tests(p.cond, set()))
+        kind = 2 if p.fact_type in PEER_FACTS else 1 if p.fact_type == "binding" else 0
+        return (0 if literal else 1, kind, rule.patterns.index(p))
+
+    anchor = min(candidates, key=cost)
+    steps = _order(rule, anchor)
+    if steps is None or not all(s.keys for s in steps if not s.negated):
+        return None
+    first = _step(anchor, set())
+    return JoinPlan(anchor.alias, anchor.cond, tuple(steps), anchor.fact_type, True, first.keys, first.values)
+
+
+def _order(rule: ir.Rule, anchor: ir.Pattern) -> list[Step] | None:
+    """The rule's patterns other than ``anchor`` as steps, in an order in which each is looked up by what is
+    matched before it; None when there is none."""
     bound = {anchor.alias}
     rest = [p for p in rule.patterns if p is not anchor]
     steps: list[Step] = []
@@ -135,13 +182,7 @@ def plan(rule: ir.Rule) -> JoinPlan | None:
         rest.remove(chosen)
         if not chosen.negated:
             bound.add(chosen.alias)
-    positive = [s for s in steps if not s.negated]
-    joins_peers = any(s.fact_type in PEER_FACTS for s in positive)
-    if not rule.scoped and not joins_peers and not all(s.keys for s in positive):
-        return None
-    if all(isinstance(a, ir.Prefer) for a in rule.actions):
-        steps = _grouped(steps, {a.cluster for a in rule.actions if isinstance(a, ir.Prefer)} | owners)
-    return JoinPlan(anchor.alias, anchor.cond, tuple(steps), anchor_type)
+    return steps
 
 
 def _grouped(steps: list[Step], named: set[str]) -> list[Step]:

@@ -28,6 +28,9 @@ class CompiledProgram:
     plans: tuple[JoinPlan | None, ...] = ()
     # the binding fields a group_scope fact has: those every rule lifted to it reads (engine.compile.lift)
     group_keys: tuple[str, ...] = ()
+    # a rule that evicts matches placements (rules/taint_manager.fr): every binding's placements are facts when
+    # failover asks for evictions (engine.schedule.store.FactStore.evictions)
+    evicts_by_placement: bool = False
 
     @property
     def matched(self) -> frozenset[str]:
@@ -77,4 +80,5 @@ def compile_program(
         ungrouped.add("placement")
     plans = tuple(plan(rule) for rule in lifted)
     group_keys = tuple(sorted({k for rule in lifted if rule.scope == GROUP_SCOPE for k in rule.scope_keys}))
-    return CompiledProgram(lifted, compilation.symbols, frozenset(ungrouped), plans, group_keys)
+    evicts_by_placement = any(p.fact_type == "placement" for r in lifted if r.evicts for p in r.patterns)
+    return CompiledProgram(lifted, compilation.symbols, frozenset(ungrouped), plans, group_keys, evicts_by_placement)

@@ -544,11 +544,13 @@ def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
 
 
 def _taint(taint: Taint) -> str:
-    return f"{taint.key}{'=' + taint.value if taint.value else ''}:{taint.effect}"
+    return str(encoding.taint("", taint)["display"])  # as the taint-manager rule's words show it
 
 
 def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[bool | dt.datetime, str]:
-    """needEvictionWithCurrentTime (§4.3): True (evict now), False (never), or when to look again; and why."""
+    """needEvictionWithCurrentTime (§4.3) where every NoExecute taint is tolerated: True (evict now: a
+    toleration's seconds ran out), False (never), or when to look again; and why. A taint no toleration
+    tolerates is evicted at once by the taint-manager rule (rules/taint_manager.fr), not here: False."""
     taints = [t for t in cluster.taints if t.effect == "NoExecute"]
     if not taints:
         return False, ""
@@ -556,7 +558,7 @@ def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[boo
     for taint in taints:  # GetMatchingTolerations: each taint's first toleration
         match = next((t for t in f.tolerations if tolerates(t, taint)), None)
         if match is None:
-            return True, f"taint manager: {cluster.name} has the NoExecute taint {_taint(taint)}, not tolerated"
+            return False, ""  # not all tolerated: the rule's eviction
         used.append(match)
     # GetMinTolerationTimeWithCurrentTime: every used toleration with seconds against every taint it
     # tolerates (not only the taint it was picked for); the earliest trigger time; not after now is "now"
@@ -594,8 +596,12 @@ def next_taint_resync(cluster: Cluster, now: dt.datetime) -> dt.datetime:
     return anchor + TAINT_EVICTION_RETRY * ((now - anchor) // TAINT_EVICTION_RETRY + 1)
 
 
-def taint_eviction_due(f: Failover, cluster: Cluster, now: dt.datetime) -> bool | dt.datetime:
-    return taint_eviction(f, cluster, now)[0]
+def taint_eviction_due(
+    f: Failover, cluster: Cluster, now: dt.datetime, untolerated: bool = False
+) -> bool | dt.datetime:
+    """Whether the taint manager evicts now from ``cluster`` (True), never (False), or when to look again;
+    ``untolerated``: the taint-manager rule evicts from it (a NoExecute taint no toleration tolerates)."""
+    return True if untolerated else taint_eviction(f, cluster, now)[0]
 
 
 def no_execute_tainted(world: World) -> set[str]:
@@ -603,7 +609,19 @@ def no_execute_tainted(world: World) -> set[str]:
     return {name for name, c in world.clusters.items() if any(t.effect == "NoExecute" for t in c.taints)}
 
 
-def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
+def untolerated_by_rule(evictions: Iterable[RuleEviction]) -> dict[tuple[str, str], RuleEviction]:
+    """(binding, cluster) → the taint-manager rule's eviction there: of a cluster with several NoExecute taints
+    none tolerates, one per pair, the same whatever the order of the facts (the first by its words)."""
+    out: dict[tuple[str, str], RuleEviction] = {}
+    for e in sorted(evictions, key=lambda e: (e.binding, e.cluster, e.message)):
+        out.setdefault((e.binding, e.cluster), e)
+    return out
+
+
+def taint_manager(world: World, untolerated: Mapping[tuple[str, str], RuleEviction]) -> Iterator[Trigger]:
+    """The taint manager's evictions at ``world.now``, by binding, in each binding's target order: those
+    the taint-manager rule decided (``untolerated``: a NoExecute taint no toleration tolerates), and those
+    whose toleration seconds ran out (taint_eviction)."""
     if not world.controllers.taint_manager:
         return
     tainted = no_execute_tainted(world)
@@ -617,6 +635,10 @@ def taint_manager(world: World) -> Iterator[tuple[str, str, bool, str]]:
                 continue
             cluster = world.clusters.get(name)
             if cluster is None:
+                continue
+            by_rule = untolerated.get((key, name))
+            if by_rule is not None:
+                yield key, name, by_rule, by_rule.message
                 continue
             due, why = taint_eviction(f, cluster, world.now)
             if due is True:
@@ -701,7 +723,9 @@ def binding_controller(world: World, key: str) -> list[Entry]:
 
 @dataclass(frozen=True)
 class RuleEviction:
-    """An `evict b from c reason R "message"` action of a rule (a custom failover trigger)."""
+    """An `evict b from c reason R "message"` action of a rule: a user's (a custom failover trigger, with the
+    policy's application failover), or of the built-in taint-manager rule (``controller``: the taint manager's
+    task, with the policy's cluster failover)."""
 
     binding: str
     cluster: str
@@ -709,6 +733,7 @@ class RuleEviction:
     source: str
     reason: str
     message: str
+    controller: bool = False
 
 
 def _rule_task(world: World, binding: Binding, e: RuleEviction, before: tuple[str, ...]) -> EvictionTask:
@@ -745,13 +770,16 @@ Trigger = tuple[str, str, "bool | RuleEviction", str]  # binding, cluster, app (
 
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
     """Run the failover controllers (and rules' evictions) at ``world.now``; returns what happened
-    and the bindings evicted."""
+    and the bindings evicted. ``by_rules``: the evictions rules decided on the current facts, the built-in
+    taint-manager rule's (``controller``) and users' rules'."""
     entries: list[Entry] = []
     evicted: set[str] = set()
-    triggers: list[Trigger] = [*application_failover(world), *taint_manager(world)]
+    untolerated = untolerated_by_rule(e for e in by_rules if e.controller)
+    triggers: list[Trigger] = [*application_failover(world), *taint_manager(world, untolerated)]
     triggers += [
         (e.binding, e.cluster, e, f"rule {e.rule}: {e.reason}")
         for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))
+        if not e.controller
     ]
     # clustersBeforeFailover: the binding's clusters when the pass began, whatever it evicts first
     before = {key: world.bindings[key].cluster_names for key, _, _, _ in triggers if key in world.bindings}
@@ -761,6 +789,8 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         if binding is None or cluster not in binding.cluster_names:
             continue  # not a target (any more): the first eviction stands
         f = world.failover[key]
+        by_user = isinstance(why, RuleEviction) and not why.controller  # with the application failover's task
+        by_taint = why is False or (isinstance(why, RuleEviction) and why.controller)
         if why is True and key in blocked:
             at, error = blocked[key]
             if at == cluster:  # the pass stopped at this cluster: say why, once
@@ -768,12 +798,12 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
                 message = f"state preservation failed: {error}; no cluster of this binding is evicted in this pass"
                 entries.append(_failed(world, key, cluster, message, source))
             continue
-        state = f.cluster_state if why is False else f.app_state
+        state = f.cluster_state if by_taint else f.app_state
         try:
             task = (
                 _rule_task(world, binding, why, before[key])
-                if isinstance(why, RuleEviction)
-                else _task(world, binding, cluster, why, before[key])
+                if isinstance(why, RuleEviction) and by_user
+                else _task(world, binding, cluster, not by_taint, before[key])
             )
         except PreservationError as exc:
             source = state.source if state else ""

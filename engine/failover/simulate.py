@@ -227,17 +227,19 @@ class Simulator:
                 self._schedule(key)
 
     def _rule_evictions(self) -> list[RuleEviction]:
-        """The `evict` actions the engine's rules have taken on the current facts."""
-        evictions = self.engine.session.evictions()
-        if not evictions:  # most rule sets have no `evict` rule: no map of every binding at every step
+        """The `evict` actions the rules take on the current facts: the built-in taint-manager rule's (none
+        without a NoExecute taint a binding's policy does not tolerate) and users' rules'."""
+        evictions = self.store.evictions()
+        if not evictions:
             return []
-        keys = {fact_id: key for key, fact_id in self.store.binding_ids.items()}
+        keys = self.store.binding_keys
         out = []
         for d in evictions:
             rule = self.engine.compiled.rules[d.rule]
             source = f"{rule.span.file}:{rule.span.line}"
-            if d.binding in keys:
-                out.append(RuleEviction(keys[d.binding], d.cluster, rule.name, source, d.reason, d.message))
+            key = keys.get(d.binding)
+            if key is not None:
+                out.append(RuleEviction(key, d.cluster, rule.name, source, d.reason, d.message, rule.builtin))
         return out
 
     def _schedule(self, key: str) -> Placement:
@@ -273,13 +275,19 @@ class Simulator:
                 times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
         bindings = world.bindings
         tainted = no_execute_tainted(world)
+        untolerated = {(e.binding, e.cluster) for e in self._rule_evictions() if e.controller} if tainted else set()
         for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
                 if name not in tainted:  # no NoExecute taint: the taint manager has no deadline there
                     continue
                 acts = f is not None and name in world.clusters and world.controllers.taint_manager
-                due = taint_eviction_due(f, world.clusters[name], world.now) if f is not None and acts else False
+                cluster = world.clusters[name] if acts else None
+                due = (
+                    taint_eviction_due(f, cluster, world.now, (key, name) in untolerated)
+                    if f is not None and cluster is not None
+                    else False
+                )
                 if isinstance(due, dt.datetime):
                     times.append(due)  # the taint manager evicts at the trigger time itself
                 elif due is True and not any(failed[:2] == (key, name) for failed in world.failing):

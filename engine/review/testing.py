@@ -13,7 +13,7 @@
           streaming/orders-d-flinkdeployment: {unschedulable: true}
         rejected:                # the rules that reject each cluster, exactly
           streaming/orders-b-flinkdeployment: {member1: [workload-anti-affinity]}
-        evictions:               # in order; each item's fields must match
+        evictions:               # in order; each item's fields must match (also ``rule``: the rule that evicted)
         - {binding: streaming/x-deployment, cluster: member1, reason: ApplicationFailure}
 
 A case may override ``rules``, ``facts``, ``objects``, ``now``, ``karmadaVersion`` and ``controllers``.
@@ -103,6 +103,7 @@ def _actual(result: Result, expect: dict[str, Any]) -> dict[str, Any]:
         for index, eviction in enumerate(result.evictions):
             e = eviction.data()
             flat = {"binding": e.get("binding"), "cluster": e.get("cluster"), "event": e.get("event")}
+            flat |= {"rule": e["rule"]} if "rule" in e else {}  # the rule that evicted, Karmada's or the user's
             flat |= e.get("task", {}) | ({"error": e["error"]} if "error" in e else {})
             wanted = wanted_list[index] if index < len(wanted_list) and isinstance(wanted_list[index], dict) else {}
             actual.append({k: flat.get(k) for k in wanted} or flat)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from engine.backend import Session
+from engine.backend import Decision, Session
 from engine.compile import encoding
 from engine.compile.encoding import Groups
 from engine.compile.policies import groups, spread_facts, tolerations
@@ -56,12 +56,16 @@ class FactStore:
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
         self.cluster_ids: dict[str, str] = {}
         self.binding_ids: dict[str, str] = {}
+        self.binding_keys: dict[str, str] = {}  # a binding fact's id → its binding's key
         self.binding_facts: dict[str, dict[str, Any]] = {}
         self.scope_ids: dict[str, str] = {}  # policy name → its policy_scope fact (engine.compile.lift)
         self.group_ids: dict[str, str] = {}  # binding key → its group_scope fact (engine.compile.lift)
         # binding key → its placements' batch (Session.place) and its ``scheduled`` marker's id
         self.placement_ids: dict[str, tuple[str, str | None]] = {}
         self.placed: dict[str, tuple[str, ...]] = {}  # binding key → the clusters of its placement facts
+        # binding key → its placements' batch (None: none yet), of the bindings whose placements only rules that
+        # evict read, placed on ``placed`` when failover asks for evictions (``evictions``), not at every change
+        self._deferred: dict[str, str | None] = {}
         self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
         # (owner key, what) → the facts asserted for it and their batch (Session.place)
         self._owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
@@ -118,7 +122,8 @@ class FactStore:
         if not self.workload_affinity:
             g = Groups()
         props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
-        self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
+        fact_id = self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
+        self.binding_keys[fact_id] = binding.key
         self.binding_facts[binding.key] = props
 
     def _groups(self, policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
@@ -237,6 +242,7 @@ class FactStore:
         staying asserted where the engine reads them)."""
         b = self.binding_facts[key]
         old = self.placement_ids.pop(key, None)
+        deferred = self._deferred.pop(key, None)
         if old is not None or clusters:  # the placements its groups' rules read change
             for group in self.group_names(key):
                 if group[0] == ANTI:
@@ -246,15 +252,30 @@ class FactStore:
         self.placed[key] = tuple(clusters)
         if old is not None and old[1] is not None:
             self.session.retract(old[1])
+        batch_id = old[0] if old is not None else deferred
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
-            if old is not None:
-                self.session.retract(old[0])
-            return  # no rule could match its placements (saves a third of the engine's work at scale)
+            if clusters and self.compiled.evicts_by_placement:
+                self._deferred[key] = batch_id  # only rules that evict read them: made when they are asked
+            elif batch_id is not None:
+                self.session.retract(batch_id)
+            return  # no rule could match its placements now (saves a third of the engine's work at scale)
         targets = [self.clusters.get(name, name) for name in clusters]
         common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        batch = self.session.place(old[0] if old is not None else None, "placement", common, parts)
+        batch = self.session.place(batch_id, "placement", common, parts)
         marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
             marker = self.session.assert_fact("scheduled", scheduled)
         self.placement_ids[key] = (batch, marker)
+
+    def evictions(self) -> Sequence[Decision]:
+        """The evict decisions of the rules on the facts as they are: the placements only rules that evict read
+        (rules/taint_manager.fr: a binding without workload affinity groups) put on the session first, as they
+        stand now. An evaluation without failover makes none of them (10,000 bindings' placements, a third of an
+        evaluation of a fleet without workload affinity)."""
+        deferred, self._deferred = self._deferred, {}
+        for key, batch_id in deferred.items():
+            targets = [self.clusters.get(name, name) for name in self.placed[key]]
+            common, parts, _ = encoding.placements(self.symbols, self.binding_facts[key], targets, self._cluster_parts)
+            self.placement_ids[key] = (self.session.place(batch_id, "placement", common, parts), None)
+        return self.session.evictions()

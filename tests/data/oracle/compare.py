@@ -16,6 +16,7 @@ from engine.inputs.facts import parse_time
 
 # Karmada's defaults: no gate the cases need is off (no workload affinity, no components)
 CONTROLLERS = Controllers()
+TAINT_MANAGER = Controllers.parse(["enable-no-execute-taint-eviction=true", "feature-gates=Failover=true"])
 
 
 def _policy(placement: dict[str, Any]) -> dict[str, Any]:
@@ -145,17 +146,37 @@ def compare(
 def taint_answer_of(case: dict[str, Any]) -> dict[str, Any]:
     """fleetrules' taint manager decision in the oracle's shape: the tolerations read from a PropagationPolicy's
     clusterTolerations as a snapshot's policy is read, the taints from a Cluster object."""
-    policy = _policy({"clusterTolerations": case["tolerations"]})
+    placement = {"clusterTolerations": case["tolerations"]}
+    policy = _policy(placement)
     cluster = {
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",
         "metadata": {"name": "m1"},
         "spec": {"taints": case["taints"]},
     }
-    facts = load_facts(objects=[policy, cluster])
-    (converted,) = facts.policies
+    # the Deployment n/w and its binding on m1, settled (the applied placement is the policy's): the taint-manager
+    # rule (rules/taint_manager.fr) evicts it at once where a NoExecute taint is not tolerated, run as `eval --now`
+    binding = {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {
+            "name": "w-deployment",
+            "namespace": "n",
+            "annotations": {"policy.karmada.io/applied-placement": json.dumps(placement)},
+        },
+        "spec": {
+            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "n", "name": "w"},
+            "clusters": [{"name": "m1"}],
+        },
+    }
+    workload = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "n"}}
+    facts = load_facts(objects=[policy, cluster, binding, workload])
     now = parse_time(case["now"])
-    due = taint_eviction_due(failover_of(converted), facts.clusters[0], now)
+    result = evaluate(RuleSet((), {}), facts, now=now, controllers=TAINT_MANAGER, explanations=False)
+    if any(e.rule == "taint-manager" for e in result.evictions):
+        return {"decision": "now"}
+    (converted,) = facts.policies
+    due = taint_eviction_due(failover_of(converted), facts.clusters[0], now)  # the timer: every taint tolerated
     if due is True:
         return {"decision": "now"}
     if due is False:
