@@ -572,3 +572,30 @@ def test_failover_timelines_agree_with_the_reference(
     indexed = simulate(rules, facts, start, events, controllers=ON)
     reference = simulate(rules, facts, start, events, controllers=ON, reference=True)
     assert [e.data() for e in indexed] == [e.data() for e in reference]
+
+
+def test_an_index_on_the_parts_of_batches_follows_a_batch_as_it_changes() -> None:
+    """Placements looked up by cluster (rules/taint_manager.fr) are found through an index of batches by their parts'
+    values; a batch replaced by its changed self (a binding leaving a cluster, moving to another) moves only where
+    its parts did, and each lookup makes the placement facts of that cluster alone."""
+    from engine.backend.indexed import Batch, FactIndex
+
+    a, b, c = {"cluster": "a"}, {"cluster": "b"}, {"cluster": "c"}
+    index = FactIndex()
+    one = Batch("pl1", {"binding": "x", "t": "placement"}, (a, b), (0, 1), 2)
+    other = Batch("pl2", {"binding": "y", "t": "placement"}, (b,), (0,), 1)
+    index.add_batch("placement", one)
+    index.add_batch("placement", other)
+    (by_cluster,) = index.batch_indexes((("placement", ("cluster",)),))
+
+    def on(cluster: str) -> list[str]:
+        found = by_cluster.get((cluster,), {})
+        return sorted(f["id"] for batch in found.values() for f in batch.having(("cluster",), (cluster,)))
+
+    assert (on("a"), on("b"), on("c")) == (["pl1.0"], ["pl1.1", "pl2.0"], [])
+    moved = Batch("pl1", one.common, (b, c), (1, 2), 3)  # left a, kept b (its number), came to c
+    index.replace_batch("placement", one, moved)
+    assert (on("a"), on("b"), on("c")) == ([], ["pl1.1", "pl2.0"], ["pl1.2"])
+    assert by_cluster[("b",)]["pl1"] is moved  # the new batch, where it was
+    index.remove_batch("placement", moved)
+    assert (on("a"), on("b"), on("c")) == ([], ["pl2.0"], [])

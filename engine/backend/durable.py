@@ -551,8 +551,15 @@ class DurableSession:
                 return old.id
             fresh = itertools.count(old.fresh)
             numbers = self._numbers(old, parts, fresh)
-            self.retract(old.id)
             batch = Batch(old.id, whole, tuple(parts), tuple(numbers), next(fresh))
+            # what ``retract`` and the new batch's assertion below do, the indexes changed where the parts did
+            self._batches[batch.id] = batch
+            if self.explained:
+                self._retired_batches[old.id].append(old)
+            if fact_type in self.program.planned_types:
+                self.index.replace_batch(fact_type, old, batch)
+                self._changed(fact_type, batch.common)
+            return batch.id
         else:
             if batch_id is not None:
                 self.retract(batch_id)

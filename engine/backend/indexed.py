@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, overload
 
@@ -90,18 +90,34 @@ class Batch:
     (about 450 bytes each with their ids and index entries) where the parts are a reference each, shared by
     every binding on the cluster."""
 
-    __slots__ = ("common", "fresh", "id", "numbers", "parts")
+    __slots__ = ("common", "fresh", "id", "keyed", "numbers", "parts")
 
     def __init__(
         self, batch_id: str, common: Fact, parts: Sequence[Mapping[str, Any]], numbers: Sequence[int], fresh: int
     ) -> None:
         self.id, self.common, self.parts, self.numbers = batch_id, common, parts, numbers
         self.fresh = fresh  # the number of the next fact it takes: a fact's id, once retracted, is never used again
+        # keys of the parts → the values its parts have for them (batch_values), made once
+        self.keyed: dict[tuple[str, ...], frozenset[tuple[Any, ...]]] | None = None
 
     def members(self) -> Iterator[Fact]:
         common, prefix = self.common, self.id + "."
         for part, number in zip(self.parts, self.numbers, strict=True):
             yield {**common, **part, "id": f"{prefix}{number}"}
+
+    def having(self, keys: tuple[str, ...], values: tuple[Any, ...]) -> Iterator[Fact]:
+        """The batch's facts whose part has ``values`` for ``keys`` (a binding's placement on one cluster)."""
+        common, prefix = self.common, self.id + "."
+        if len(keys) == 1:  # a cluster's name
+            key, (value,) = keys[0], values
+            for part, number in zip(self.parts, self.numbers, strict=True):
+                v = part.get(key, _MISSING)
+                if v == value or (v.__class__ is list and tuple(v) == value):
+                    yield {**common, **part, "id": f"{prefix}{number}"}
+            return
+        for part, number in zip(self.parts, self.numbers, strict=True):
+            if key_values(part, keys) == values:
+                yield {**common, **part, "id": f"{prefix}{number}"}
 
     def member(self, number: int) -> Fact | None:
         """The fact ``ID.number``, if the batch has it."""
@@ -143,9 +159,9 @@ class FactIndex:
         the indexes on other properties (a plan looking placements up by cluster) and to the nested ones."""
         self.batches[fact_type][batch.id] = batch
         for keys in self._batch_keys_of.get(fact_type, ()):
-            values = key_values(batch.common, keys)
-            if values is not None:
-                self._batch_indexes[(fact_type, keys)].setdefault(values, {})[batch.id] = batch
+            index = self._batch_indexes[(fact_type, keys)]
+            for values in batch_values(batch, keys):
+                index.setdefault(values, {})[batch.id] = batch
         if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
             for fact in batch.members():
                 self._index(fact_type, fact["id"], fact)
@@ -153,17 +169,47 @@ class FactIndex:
     def remove_batch(self, fact_type: str, batch: Batch) -> None:
         self.batches[fact_type].pop(batch.id, None)
         for keys in self._batch_keys_of.get(fact_type, ()):
-            values = key_values(batch.common, keys)
-            if values is None:
-                continue
-            bucket = self._batch_indexes[(fact_type, keys)].get(values)
-            if bucket is not None:
-                bucket.pop(batch.id, None)
-                if not bucket:
-                    del self._batch_indexes[(fact_type, keys)][values]
+            index = self._batch_indexes[(fact_type, keys)]
+            for values in batch_values(batch, keys):
+                bucket = index.get(values)
+                if bucket is not None:
+                    bucket.pop(batch.id, None)
+                    if not bucket:
+                        del index[values]
         if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
             for fact in batch.members():
                 self._unindex(fact_type, fact["id"], fact)
+
+    def replace_batch(self, fact_type: str, old: Batch, new: Batch) -> None:
+        """``new`` in place of ``old``, the same batch changed (the same id and common part: a binding's placements
+        after it moved). An index on the parts' values changes where they did (a binding leaving one of fifty
+        clusters moves one entry, not a hundred; the batch keeps its place under the others); the others as
+        ``remove_batch`` and ``add_batch`` change them."""
+        self.batches[fact_type][new.id] = new
+        for keys in self._batch_keys_of.get(fact_type, ()):
+            index = self._batch_indexes[(fact_type, keys)]
+            before, after = batch_values(old, keys), batch_values(new, keys)
+            if not in_part(keys[0]):  # the common part's: the batch goes last, as a batch removed and added
+                for values in before:
+                    bucket = index.get(values)
+                    if bucket is not None:
+                        bucket.pop(old.id, None)
+                        if not bucket:
+                            del index[values]
+            else:
+                for values in part_values(old, keys) - part_values(new, keys):
+                    bucket = index.get(values)
+                    if bucket is not None:
+                        bucket.pop(old.id, None)
+                        if not bucket:
+                            del index[values]
+            for values in after:
+                index.setdefault(values, {})[new.id] = new
+        if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
+            for fact in old.members():
+                self._unindex(fact_type, fact["id"], fact)
+            for fact in new.members():
+                self._index(fact_type, fact["id"], fact)
 
     def _index(self, fact_type: str, fact_id: str, fact: Fact) -> None:
         for keys in self._keys_of.get(fact_type, ()):
@@ -242,8 +288,8 @@ class FactIndex:
         return found
 
     def batch_indexes(self, lookups: tuple[tuple[str, tuple[str, ...]], ...]) -> list[BatchIndex]:
-        """The indexes of batches on each (type, keys) of ``lookups`` (properties of their common part), built the
-        first time."""
+        """The indexes of batches on each (type, keys) of ``lookups`` (properties of their common part, or of their
+        parts: a batch under each of its parts' values), built the first time."""
         return [
             found if (found := self._batch_indexes.get(lookup)) is not None else self._build_batches(*lookup)
             for lookup in lookups
@@ -252,8 +298,7 @@ class FactIndex:
     def _build_batches(self, fact_type: str, keys: tuple[str, ...]) -> BatchIndex:
         index: BatchIndex = {}
         for batch in self.batches.get(fact_type, {}).values():
-            values = key_values(batch.common, keys)
-            if values is not None:
+            for values in batch_values(batch, keys):
                 index.setdefault(values, {})[batch.id] = batch
         self._batch_indexes[(fact_type, keys)] = index
         self._batch_keys_of[fact_type].append(keys)
@@ -282,6 +327,35 @@ class FactIndex:
         self._indexes[(fact_type, keys)] = index
         self._keys_of[fact_type].append(keys)
         return index
+
+
+def batch_values(batch: Batch, keys: tuple[str, ...]) -> Collection[tuple[Any, ...]]:
+    """The values of ``keys`` a batch is indexed under: its common part's, or (keys of the parts: the clusters of
+    a binding's placements) each of its parts' values."""
+    if not in_part(keys[0]):
+        values = key_values(batch.common, keys)
+        return (values,) if values is not None else ()
+    return part_values(batch, keys)
+
+
+def part_values(batch: Batch, keys: tuple[str, ...]) -> frozenset[tuple[Any, ...]]:
+    """The values of ``keys`` (of the parts) the batch's parts have, found once per batch."""
+    keyed = batch.keyed
+    if keyed is None:
+        keyed = batch.keyed = {}
+    found = keyed.get(keys)
+    if found is None:
+        if len(keys) == 1:  # a cluster's name: one lookup per part (a binding's placements on 50 clusters)
+            key = keys[0]
+            found = frozenset(
+                (v if v.__class__ is not list else tuple(v),)
+                for part in batch.parts
+                if (v := part.get(key, _MISSING)) is not _MISSING
+            )
+        else:
+            found = frozenset(v for part in batch.parts if (v := key_values(part, keys)) is not None)
+        keyed[keys] = found
+    return found
 
 
 def key_values(fact: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...] | None:
@@ -508,15 +582,19 @@ class _Emitter:
                 batches = f"(_g for _g in b{depth}.values() if _g.common.get({unlike!r}, M) != W)"
             else:
                 batches = f"b{depth}.values()"
-            return f"((_f for _g in {batches} for _f in _g.members()) if b{depth} is not None else ())"
+            # looked up by its parts' values (a cluster's placements): of each batch, the facts of those parts
+            made = f"_g.having({step.keys!r}, {key})" if in_part(step.keys[0]) else "_g.members()"
+            return f"((_f for _g in {batches} for _f in {made}) if b{depth} is not None else ())"
         self.lookups.append((step.fact_type, step.keys))
         self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
         return f"(b{depth}.values() if b{depth} is not None else ())"
 
     @staticmethod
     def _batched(step: Step) -> bool:
-        """Whether the step looks its facts up among batches, by their common part."""
-        return bool(step.keys) and step.fact_type in BATCHED and not any(in_part(k) for k in step.keys)
+        """Whether the step looks its facts up among batches, by their common part or by their parts (keys of one
+        or the other only; a lookup by both makes the facts, in an index of its own)."""
+        parts = [in_part(k) for k in step.keys]
+        return bool(step.keys) and step.fact_type in BATCHED and (all(parts) or not any(parts))
 
     def _unlike_on(self, step: Step) -> str | None:
         """The property of the step's facts that W's exemption reads, if it reads the step's facts."""
