@@ -365,16 +365,20 @@ class Bindings(dict[str, Binding]):
 
     def __setitem__(self, key: str, binding: Binding) -> None:
         old = self.get(key)
-        if old is not None:
-            for name in old.cluster_names:
-                self.on[name].discard(key)
+        before, after = old.cluster_names if old is not None else (), binding.cluster_names
+        if before != after:  # the targets changed (not a task or a status alone): where they did
+            kept = set(before).intersection(after) if before and after else set()
+            for name in before:
+                if name not in kept:
+                    self.on[name].discard(key)
+            for name in after:
+                if name not in kept:
+                    self.on[name].add(key)
         super().__setitem__(key, binding)
         for watcher in self.watchers:
             watcher.add(key)
         self.changed.add(key)
         self.touched.add(key)
-        for name in binding.cluster_names:
-            self.on[name].add(key)
         for kept, yes in (
             (self.with_tasks, bool(binding.eviction_tasks)),
             (self.with_status, bool(binding.aggregated_status)),

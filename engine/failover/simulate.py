@@ -249,10 +249,14 @@ class Simulator:
             return kept
         self.store.update_binding(binding)
         placement = self.engine.decide(binding)
-        if placement.unschedulable and placement.clusters == binding.cluster_names:
-            targets = binding.clusters  # a failure that is not a FitError keeps them as they are
+        replicas = placement.replicas
+        if placement.clusters == binding.cluster_names and (
+            placement.unschedulable  # a failure that is not a FitError keeps them as they are
+            or all(replicas.get(t.name, 0) == t.replicas for t in binding.clusters)  # as they are (most, in a sweep)
+        ):
+            targets = binding.clusters
         else:  # spec.clusters as the scheduler writes them: each cluster with the replicas it assigned
-            targets = tuple(TargetCluster(c, placement.replicas.get(c, 0)) for c in placement.clusters)
+            targets = tuple(TargetCluster(c, replicas.get(c, 0)) for c in placement.clusters)
         if targets != binding.clusters:
             self.world.bindings[key] = replace(binding, clusters=targets)
             self.store.update_binding(self.world.bindings[key])
