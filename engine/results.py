@@ -185,6 +185,8 @@ class Entry:
     cluster: str = ""
     detail: Mapping[str, Any] = field(default_factory=dict)  # plain data: strings, numbers, lists, mappings
     task: EvictionTask | None = None  # of an eviction: the task it created
+    # of an eviction a rule decided, in an explained session: the rule and the facts it matched (for `explain`)
+    explanation: Explanation | None = field(default=None, compare=False)
 
     def data(self) -> dict[str, Any]:
         out: dict[str, Any] = {"time": rfc3339(self.time), "event": str(self.kind), "binding": self.binding}
@@ -212,6 +214,9 @@ class Eviction:
     # why the member cluster would refuse the workload with those labels (fleetrules' finding; Karmada
     # injects them unchecked)
     label_problems: tuple[str, ...] = ()
+    # of an eviction a rule decided (``rule``), where placements are explained: the facts it matched, which
+    # `explain --now` shows as it shows a rejection's (not part of ``data``)
+    explanation: Explanation | None = field(default=None, compare=False)
 
     @property
     def failed(self) -> bool:

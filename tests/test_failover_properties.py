@@ -246,8 +246,21 @@ def test_the_taint_managers_decision_end_to_end(
         assert eviction.source.endswith("taint_manager.fr:9")
         words = f"taint manager: test-cluster has the NoExecute taint {{{untolerated}:NoExecute}}, not tolerated"
         assert eviction.because == words
+        # explained as a rejection is: the binding, the cluster, its placement there and the taint the rule matched
+        assert eviction.explanation is not None and eviction.explanation.rule == "taint-manager"
+        facts = {f.alias: (f.fact_type, f.description) for f in eviction.explanation.facts}
+        assert [(a, t) for a, (t, _) in sorted(facts.items())] == [
+            ("b", "binding"),
+            ("c", "cluster"),
+            ("p", "placement"),
+            ("t", "taint"),
+        ]
+        assert f"display={{{untolerated}:NoExecute}}" in facts["t"][1]
+        from engine.render.results import eviction_lines
+
+        assert f"    t: taint {facts['t'][1]}" in eviction_lines(eviction)  # `explain --now` shows them
     else:
-        assert eviction.source == "" and "tolerated for" in eviction.because
+        assert eviction.source == "" and "tolerated for" in eviction.because and eviction.explanation is None
 
 
 def test_the_earliest_trigger_pairs_each_used_toleration_with_every_taint_it_tolerates() -> None:

@@ -30,7 +30,7 @@ from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
 from engine.kube.jsonpath import parse as parse_jsonpath
 from engine.kube.validation import label_value_problems
-from engine.results import Entry, EntryKind
+from engine.results import Entry, EntryKind, Explanation
 from engine.syntax import ast
 from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
@@ -738,6 +738,7 @@ class RuleEviction:
     reason: str
     message: str
     controller: bool = False
+    explanation: Explanation | None = None  # the facts it matched, where the session explains (engine.schedule)
 
 
 def _rule_task(world: World, binding: Binding, e: RuleEviction, before: tuple[str, ...]) -> EvictionTask:
@@ -824,7 +825,8 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         if isinstance(why, RuleEviction):
             detail |= {"rule": why.rule, "source": why.source}
         task = world.bindings[key].eviction_tasks[-1]
-        entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task))
+        explanation = why.explanation if isinstance(why, RuleEviction) else None
+        entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task, explanation=explanation))
     return _once(world, entries), evicted
 
 

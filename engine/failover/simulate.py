@@ -162,6 +162,7 @@ class Simulator:
                         clusters=self.world.bindings[e.binding].cluster_names,
                         injected_labels={c: labels for c, labels in works.items() if labels},
                         label_problems=tuple(p for labels in works.values() for p in label_problems(labels)),
+                        explanation=e.explanation,
                     )
                 )
             elif e.kind is EntryKind.EVICTION_FAILED:
@@ -233,13 +234,15 @@ class Simulator:
         if not evictions:
             return []
         keys = self.store.binding_keys
+        explainer = self.engine.explainer if self.engine.explanations else None  # unexplained: no matches kept
         out = []
         for d in evictions:
             rule = self.engine.compiled.rules[d.rule]
             source = f"{rule.span.file}:{rule.span.line}"
             key = keys.get(d.binding)
             if key is not None:
-                out.append(RuleEviction(key, d.cluster, rule.name, source, d.reason, d.message, rule.builtin))
+                why = explainer.explanation(d) if explainer is not None else None
+                out.append(RuleEviction(key, d.cluster, rule.name, source, d.reason, d.message, rule.builtin, why))
         return out
 
     def _schedule(self, key: str) -> Placement:

@@ -281,6 +281,8 @@ def eviction_lines(e: Eviction) -> list[str]:
     lines = [f"{e.binding} on {e.cluster}: evicted at {when}"]
     if e.because:
         lines.append(f"  by {e.because}" + (f"  [{e.rule} at {e.source}]" if e.rule else ""))
+    if e.explanation is not None:  # what the rule matched, as a rejection's explanation shows it
+        lines += [f"    {f.alias}: {f.fact_type} {f.description}" for f in e.explanation.facts]
     lines.append("  task: " + ", ".join(f"{k} {show(v)}" for k, v in task_data(e.task).items()))
     lines.append(f"  now on: {', '.join(e.clusters) or '(none)'}")
     for target, labels in e.injected_labels.items():
