@@ -247,6 +247,22 @@ USER_RULES = [
 ]
 
 
+EVICT_RULES = [
+    # anchored on the literal (taints keyed "maintenance"), every other pattern reached by equality: planned
+    'rule drain { when taint t (t.key == "maintenance") and cluster c (c.name == t.cluster)'
+    " and placement p (p.cluster == c.name) and binding b (b.namespace == p.namespace and b.name == p.binding)"
+    ' then evict b from c reason Maintenance "maintenance on {c.name}" }',
+    # a binding reached from a cluster without an equality (a scan): stays in the engine. With the filter that keeps
+    # the scheduler from placing the binding there again, as a user writes them: without it, a policy that only
+    # allows dev clusters and this rule evict and place the binding back every second, all day (as Karmada would)
+    'rule off-dev { when cluster c (c.labels.env == "dev") and binding b (b.labels.team == "b")'
+    " and placement p (p.cluster == c.name and p.binding == b.name and p.namespace == b.namespace)"
+    ' then evict b from c reason OffDev "team b leaves dev" }\n'
+    'rule dev-filter { when binding b (b.labels.team == "b") and cluster c (c.labels.env == "dev")'
+    ' then reject c for b "team b stays off dev" }',
+]
+
+
 def _rule_text(rng: random.Random) -> str:
     return _policy(rng) + "\n".join(r for r in USER_RULES if rng.random() < 0.5) + "\n"
 
@@ -501,6 +517,7 @@ def _failover_policy(rng: random.Random) -> str:
     # taint, an eviction task: facts a timeline retracts), which the indexed engine, answering on the facts as
     # they are, does. The reference differs there by design (docs/architecture.md): those rules stay out.
     rules = [r for r in USER_RULES if "not eviction_task" not in r and "not taint" not in r and rng.random() < 0.5]
+    rules += [r for r in EVICT_RULES if rng.random() < 0.3]  # users' evictions, planned and in the engine
     text = _policy(rng) + "\n".join(rules) + "\n"
     head, _, rest = text.partition("\n}\n")
     return head + "".join(f"\n  {e}" for e in extra) + "\n}\n" + rest
