@@ -171,11 +171,7 @@ class FactIndex:
         for keys in self._batch_keys_of.get(fact_type, ()):
             index = self._batch_indexes[(fact_type, keys)]
             for values in batch_values(batch, keys):
-                bucket = index.get(values)
-                if bucket is not None:
-                    bucket.pop(batch.id, None)
-                    if not bucket:
-                        del index[values]
+                _drop(index, values, batch.id)
         if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
             for fact in batch.members():
                 self._unindex(fact_type, fact["id"], fact)
@@ -189,20 +185,10 @@ class FactIndex:
         for keys in self._batch_keys_of.get(fact_type, ()):
             index = self._batch_indexes[(fact_type, keys)]
             before, after = batch_values(old, keys), batch_values(new, keys)
-            if not in_part(keys[0]):  # the common part's: the batch goes last, as a batch removed and added
-                for values in before:
-                    bucket = index.get(values)
-                    if bucket is not None:
-                        bucket.pop(old.id, None)
-                        if not bucket:
-                            del index[values]
-            else:
-                for values in part_values(old, keys) - part_values(new, keys):
-                    bucket = index.get(values)
-                    if bucket is not None:
-                        bucket.pop(old.id, None)
-                        if not bucket:
-                            del index[values]
+            # the common part's: the batch goes last, as a batch removed and added; the parts': where they changed
+            gone = before if not in_part(keys[0]) else part_values(old, keys) - part_values(new, keys)
+            for values in gone:
+                _drop(index, values, old.id)
             for values in after:
                 index.setdefault(values, {})[new.id] = new
         if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
@@ -329,6 +315,15 @@ class FactIndex:
         return index
 
 
+def _drop(index: BatchIndex, values: tuple[Any, ...], batch_id: str) -> None:
+    """The batch out of the index's bucket of ``values`` (the bucket out of the index once empty)."""
+    bucket = index.get(values)
+    if bucket is not None:
+        bucket.pop(batch_id, None)
+        if not bucket:
+            del index[values]
+
+
 def batch_values(batch: Batch, keys: tuple[str, ...]) -> Collection[tuple[Any, ...]]:
     """The values of ``keys`` a batch is indexed under: its common part's, or (keys of the parts: the clusters of
     a binding's placements) each of its parts' values."""
@@ -401,7 +396,8 @@ _CHECK = {
     )
 }
 
-BatchIndex = dict[tuple[Any, ...], dict[str, "Batch"]]  # key values → the batches whose common part has them
+# key values → the batches whose common part (or one of whose parts) has them
+BatchIndex = dict[tuple[Any, ...], dict[str, "Batch"]]
 Matcher = Callable[
     [Fact, list[Index], list[Nested], list[BatchIndex], "FactIndex", list[Decision], bool, "str | None"], None
 ]

@@ -139,9 +139,9 @@ def evict_plan(rule: ir.Rule) -> JoinPlan | None:
     reached from one through equalities (index lookups, never a scan).
 
     Evictions are not asked for per binding: the session finds them all, at each moment failover runs. So the
-    plan starts from the pattern with the fewest facts to visit: one tested for a literal (a NoExecute taint, an
-    Unhealthy status) before one that is not, a fact of the fleet before a binding, a binding before a peer's
-    placement; among equals, the first written. Its facts are looked up by those literals."""
+    plan starts from the pattern with the fewest facts to visit: one tested for a literal (a NoExecute taint) before
+    one that is not, a fact of the fleet before a binding, a binding before a peer's placement; among equals, the
+    first written. Its facts are looked up by those literals."""
     candidates = [p for p in rule.patterns if not p.negated and not any(ir.refs(p.cond))]
     if not candidates:
         return None
