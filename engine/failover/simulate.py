@@ -227,14 +227,15 @@ class Simulator:
             if policy is not None and binding.clusters and self.engine.why_run(binding, policy) is not None:
                 self._schedule(key)
 
-    def _rule_evictions(self) -> list[RuleEviction]:
+    def _rule_evictions(self, explained: bool = True) -> list[RuleEviction]:
         """The `evict` actions the rules take on the current facts: the built-in taint-manager rule's (none
-        without a NoExecute taint a binding's policy does not tolerate) and users' rules'."""
+        without a NoExecute taint a binding's policy does not tolerate) and users' rules'; ``explained``: each with
+        the facts it matched, where the session keeps them (not for a deadline, which reads the pairs alone)."""
         evictions = self.store.evictions()
         if not evictions:
             return []
         keys = self.store.binding_keys
-        explainer = self.engine.explainer if self.engine.explanations else None  # unexplained: no matches kept
+        explainer = self.engine.explainer if explained and self.engine.explanations else None
         out = []
         for d in evictions:
             rule = self.engine.compiled.rules[d.rule]
@@ -282,7 +283,8 @@ class Simulator:
                 times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
         bindings = world.bindings
         tainted = no_execute_tainted(world)
-        untolerated = {(e.binding, e.cluster) for e in self._rule_evictions() if e.controller} if tainted else set()
+        evictions = self._rule_evictions(explained=False) if tainted else []
+        untolerated = {(e.binding, e.cluster) for e in evictions if e.controller}
         for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:

@@ -260,13 +260,19 @@ class FactStore:
             elif batch_id is not None:
                 self.session.retract(batch_id)
             return  # no rule could match its placements now (saves a third of the engine's work at scale)
-        targets = [self.clusters.get(name, name) for name in clusters]
-        common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
-        batch = self.session.place(batch_id, "placement", common, parts)
+        batch, scheduled = self._put(key, clusters, batch_id)
         marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
             marker = self.session.assert_fact("scheduled", scheduled)
         self.placement_ids[key] = (batch, marker)
+
+    def _put(self, key: str, clusters: Sequence[str], batch_id: str | None) -> tuple[str, dict[str, Any]]:
+        """The binding's placements on ``clusters`` into the session, as the batch ``batch_id`` (None: a new one);
+        the batch's id and the binding's ``scheduled`` fact."""
+        targets = [self.clusters.get(name, name) for name in clusters]
+        b = self.binding_facts[key]
+        common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
+        return self.session.place(batch_id, "placement", common, parts), scheduled
 
     def evictions(self) -> Sequence[Decision]:
         """The evict decisions of the rules on the facts as they are: the placements only rules that evict read
@@ -275,7 +281,5 @@ class FactStore:
         evaluation of a fleet without workload affinity)."""
         deferred, self._deferred = self._deferred, {}
         for key, batch_id in deferred.items():
-            targets = [self.clusters.get(name, name) for name in self.placed[key]]
-            common, parts, _ = encoding.placements(self.symbols, self.binding_facts[key], targets, self._cluster_parts)
-            self.placement_ids[key] = (self.session.place(batch_id, "placement", common, parts), None)
+            self.placement_ids[key] = (self._put(key, self.placed[key], batch_id)[0], None)
         return self.session.evictions()
