@@ -496,6 +496,82 @@ def test_a_placement_makes_stale_only_the_answers_of_its_own_group(tmp_path: Pat
     session.close()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_peer_placed_appends_its_matches_to_the_groups_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """A placement batch added to a group appends its matches to the group's anti-affinity answer (CompiledPlan
+    .appends: the join is not made again as each member is placed, which was quadratic in the group's size); the
+    answer, decision for decision and in order, is the one a session given the same facts at once makes, through
+    peers placed, moved and removed in any order; the decisions kept are the same objects."""
+    from engine.backend import durable, indexed
+    from engine.syntax.schema import GROUP_SCOPE
+
+    joins: list[bool] = []  # each join of the anti-affinity rule: whether of an added batch alone
+    join = indexed.decisions  # what durable calls planned_decisions
+
+    def counted(*args: Any) -> None:
+        if args[0].appends is not None:
+            joins.append(len(args) > 6)
+        join(*args)
+
+    monkeypatch.setattr(durable, "planned_decisions", counted)
+    path = tmp_path / "r.fr"
+    path.write_text("policy p { select { kind Deployment } workload anti-affinity by app }\n")
+    rule_set = load_rules([path])
+    compiled = program(tuple(rule_set.policies), tuple(rule_set.rules))
+    assert any(p.appends == ("placement", 0) for p in compiled.plans.values())  # type: ignore[attr-defined]
+    keys = compiled.compiled.group_keys
+    binding = {k: "" for k in keys} | {"namespace": "n", "kind": "Deployment", "policy": "p"}
+    clusters = ["a", "b", "c", "d"]
+    rng = random.Random(seed)
+
+    def fresh() -> Any:
+        session: Any = compiled.session()
+        for name in clusters:
+            session.assert_fact("cluster", {"key": f"c/{name}", "name": name, "ready": True})
+        scope = session.assert_fact(GROUP_SCOPE, {"key": "g/x", **binding, "anti_affinity_group": "app=x"})
+        return session, scope
+
+    def common(peer: str) -> dict[str, str]:
+        return {"namespace": "n", "affinity_group": "", "anti_affinity_group": "app=x", "binding": peer}
+
+    def seen(session: Any, scope: str) -> list[tuple[str, str]]:
+        return [(d.cluster, d.message) for part in session.decision_parts(scope) for d in part]
+
+    live, scope = fresh()
+    batches: dict[str, str] = {}  # peer → its batch
+    on: dict[str, list[str]] = {}  # peer → its clusters, in the order placed
+    appended = 0
+    for step in range(30):
+        peer = f"w{rng.randrange(6)}"
+        before = {id(d) for part in live.decision_parts(scope) for d in part}
+        joins.clear()
+        if peer in batches and rng.random() < 0.3:
+            live.retract(batches.pop(peer))
+            del on[peer]
+        else:
+            targets = rng.sample(clusters, rng.randint(1, 3))
+            batches[peer] = live.place(batches.get(peer), "placement", common(peer), [{"cluster": c} for c in targets])
+            new = peer not in on
+            if on.get(peer) != targets:  # a batch changed goes last among its group's, as one removed and added
+                on.pop(peer, None)
+                on[peer] = targets
+            if new:
+                appended += 1
+                kept = [d for part in live.decision_parts(scope) for d in part if id(d) in before]
+                assert joins == [True]  # the new batch's matches alone
+                assert len(kept) == len(before)  # the answer grew: what it held is kept, the same objects
+        # the same facts given at once, peers in the order their batches were last made
+        other, other_scope = fresh()
+        for name, targets in on.items():
+            other.place(None, "placement", common(name), [{"cluster": c} for c in targets])
+        assert seen(live, scope) == seen(other, other_scope), step
+        other.close()
+    assert appended >= 6
+    live.close()
+
+
 # ---------------------------------------------------------------- failover through time, against the reference
 
 NOT_READY = "cluster.karmada.io/not-ready"

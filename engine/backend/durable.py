@@ -401,6 +401,9 @@ class DurableSession:
         self._planned: dict[int, _Answers] = {}
         # answers let go, until made again: a decision made again alike is the old object (_reuse)
         self._stale: dict[int, _Answers] = defaultdict(_Answers)
+        # by planned rule (CompiledPlan.appends): the batches added since an anchor's answer was made, whose matches
+        # are appended to it when it is next asked for, instead of the join made again
+        self._appended: dict[int, dict[AnswerKey, list[Batch]]] = {}
         # the evictions of each planned rule that evicts, on the facts as they were when last asked, let go when a
         # fact of a type the rule reads changes
         self._evicted: dict[int, tuple[Decision, ...]] = {}
@@ -458,6 +461,13 @@ class DurableSession:
             unlike_here = unlike if plan.unlike else None
             key: AnswerKey = owner if unlike_here is None else (owner, unlike_here)
             found = answers.get(key)
+            added = self._appended[plan.index].pop(key, None) if plan.index in self._appended else None
+            if found is not None and added:
+                grown = list(found)
+                for batch in added:
+                    planned_decisions(plan, anchor, self.index, grown, self.explained, unlike_here, batch)
+                found = tuple(grown)
+                answers.put(key, found)
             if found is None:
                 made: list[Decision] = []
                 planned_decisions(plan, anchor, self.index, made, self.explained, unlike_here)
@@ -470,15 +480,17 @@ class DurableSession:
             out.append(found)
         return tuple(out)
 
-    def _changed(self, fact_type: str, fact: Mapping[str, Any]) -> None:
+    def _changed(self, fact_type: str, fact: Mapping[str, Any], added: Batch | None = None) -> None:
         """``fact`` (or a batch's common part), of a type the plans read, changed: the answers of the rules that read
         its type are stale; of a rule that looks the type up by the anchor's values, those of the anchors with the
-        fact's values only."""
+        fact's values only. ``added``: the change is that batch added (``fact`` its common part), which a rule that
+        appends (CompiledPlan.appends) appends its matches of to the anchors' answers when they are next asked for."""
         for index in self.program.readers.get(fact_type, ()):
             keyed = self.program.keyed.get((index, fact_type))
             values = key_values(fact, keyed[0]) if keyed is not None else None
             if values is None:  # every answer
                 self._evicted.pop(index, None)
+                self._appended.pop(index, None)
                 dropped = self._planned.pop(index, None)
                 if dropped:
                     self._stale[index] = dropped
@@ -486,9 +498,20 @@ class DurableSession:
                 for registered in [k for k in self._answered if k[0] == index]:
                     del self._answered[registered]
                 continue
-            stale = self._answered[(index, fact_type)].pop(values, ())
             answers = self._planned.get(index)
+            appends = self.program.plans[index].appends
+            if added is not None and appends is not None and appends[0] == fact_type:
+                pending = self._appended.setdefault(index, {})
+                for key in self._answered[(index, fact_type)].get(values, ()):
+                    if answers is not None and answers.get(key) is not None:
+                        pending.setdefault(key, []).append(added)
+                    self._revision[key if isinstance(key, str) else key[0]] += 1
+                continue
+            stale = self._answered[(index, fact_type)].pop(values, ())
+            appended = self._appended.get(index)
             for key in stale:
+                if appended:
+                    appended.pop(key, None)
                 if answers is not None:
                     answer = answers.pop(key, None)
                     if answer:
@@ -567,7 +590,7 @@ class DurableSession:
         self._batches[batch.id] = batch
         if fact_type in self.program.planned_types:
             self.index.add_batch(fact_type, batch)
-            self._changed(fact_type, batch.common)
+            self._changed(fact_type, batch.common, batch)
         return batch.id
 
     @staticmethod

@@ -440,6 +440,22 @@ class CompiledPlan:
         first = plan.steps[0] if plan.steps else None
         # the type a match needs at least one fact of (the first pattern, when it is not a negation)
         self.needs = first.fact_type if first is not None and not first.negated else None
+        # (type, its batch index's place in B) when a batch of that type added makes the anchors' matches those they
+        # had and then the new batch's, in that order (``decisions``' ``added``): the type's one pattern is the
+        # outermost loop, over batches looked up by their common part (a new batch goes last in its bucket) and
+        # neither negated nor grouped (a group scope's anti-affinity answer, as its members are placed in turn)
+        self.appends: tuple[str, int] | None = None
+        if (
+            first is not None
+            and not plan.evicts
+            and not first.negated
+            and first.group_by is None
+            and (first.fact_type, first.keys) in self.batched
+            and not in_part(first.keys[0])
+            and sum(s.fact_type == first.fact_type for s in plan.steps) == 1
+            and first.fact_type != plan.anchor_type
+        ):
+            self.appends = (first.fact_type, self.batched.index((first.fact_type, first.keys)))
 
 
 def decisions(
@@ -449,6 +465,7 @@ def decisions(
     out: list[Decision],
     explained: bool = True,
     unlike: str | None = None,
+    added: Batch | None = None,
 ) -> None:
     """Append to ``out`` the decisions of every match of the planned rule in which ``anchor`` fills its
     binding pattern, as the engine's action would make them (engine.backend.durable); at a grouped step
@@ -457,10 +474,16 @@ def decisions(
     neither fills another nor counts against a `not`). ``explained``: a grouped decision names every match it
     stands for (Decision.group); without, only their count is kept (in its weight), which a group of peers
     counted from the nested index makes without visiting them. ``unlike``: the name of a binding whose exempt
-    matches (a ``("name", …)`` exemption of a lifted rule: its own placements) may be left out."""
+    matches (a ``("name", …)`` exemption of a lifted rule: its own placements) may be left out. ``added``: only the
+    matches in which that batch, the last added of its type, fills its pattern (``CompiledPlan.appends``)."""
     if plan.needs is not None and not (facts.by_type.get(plan.needs) or facts.batches.get(plan.needs)):
         return  # no fact of the first pattern's type at all (no eviction task, no missing API)
     batched = facts.batch_indexes(plan.batched) if plan.batched else []
+    if added is not None:
+        assert plan.appends is not None
+        at = plan.appends[1]
+        values = key_values(added.common, plan.batched[at][1])
+        batched = [*batched[:at], {values: {added.id: added}} if values is not None else {}, *batched[at + 1 :]]
     indexes, nested = facts.indexes(plan.lookups), facts.nested(plan.nested)
     plan._match(anchor, indexes, nested, batched, facts, out, explained, unlike)
 
@@ -501,6 +524,9 @@ class _Emitter:
             ((v.alias, v.prop) for name, v in rule.exempt if name == "name" and isinstance(v, ir.Ref)), None
         )
         self.types = {plan.anchor: plan.anchor_type}
+        # a batch's fact visited without being made (``_over_batches``): its local → the locals of its batch's common
+        # part and of its part, and the expression of its id
+        self.views: dict[str, tuple[str, str, str]] = {}
 
     def source(self) -> str:
         self.lines = ["def match(A, X, N, B, S, out, E, W):"]
@@ -528,15 +554,36 @@ class _Emitter:
 
     def _operand(self, operand: Operand) -> str:
         if isinstance(operand, ir.Ref):
-            return f"{self.var[operand.alias]}.get({operand.prop!r}, M)"
+            return self._get(self.var[operand.alias], operand.prop)
         return self._literal(operand)
+
+    def _get(self, fact: str, prop: str, default: str = "M") -> str:
+        """The expression of ``fact.get(prop, default)`` for the fact in the local ``fact`` (made or a view)."""
+        view = self.views.get(fact)
+        if view is None:
+            return f"{fact}.get({prop!r}, {default})"
+        return view[2] if prop == "id" else f"{view[1] if in_part(prop) else view[0]}.get({prop!r}, {default})"
+
+    def _item(self, fact: str, prop: str) -> str:
+        """The expression of ``fact[prop]``."""
+        view = self.views.get(fact)
+        if view is None:
+            return f"{fact}[{prop!r}]"
+        return view[2] if prop == "id" else f"{view[1] if in_part(prop) else view[0]}[{prop!r}]"
+
+    def _has(self, fact: str, prop: str) -> str:
+        """The expression of ``prop in fact``."""
+        view = self.views.get(fact)
+        if view is None:
+            return f"{prop!r} in {fact}"
+        return "True" if prop == "id" else f"{prop!r} in {view[1] if in_part(prop) else view[0]}"
 
     def _cond(self, cond: ir.Cond, fact: str) -> str:
         """``cond`` on the fact in the local ``fact``, as a Python expression."""
         if isinstance(cond, ir.Present):
-            return f"({cond.prop!r} {'in' if cond.present else 'not in'} {fact})"
+            return f"({self._has(fact, cond.prop)})" if cond.present else f"(not ({self._has(fact, cond.prop)}))"
         if isinstance(cond, ir.Test):
-            left = f"{fact}.get({cond.prop!r}, M)"
+            left = self._get(fact, cond.prop)
             if not isinstance(cond.operand, ir.Ref) and cond.op == "==":
                 return f"({left} == {self._literal(cond.operand)})"  # the missing marker equals no literal
             if not isinstance(cond.operand, ir.Ref) and cond.op == "!=":
@@ -607,13 +654,16 @@ class _Emitter:
         same type), or one that fails the condition the lookup left to check."""
         cond = step.residual if step.keys else step.cond
         # a batch's facts are made anew at each visit: the same fact is the same id
-        same = "{0}['id'] == {1}['id']" if step.fact_type in BATCHED else "{0} is {1}"
-        tests = [same.format(fact, var) for alias, var in self.var.items() if self.types[alias] == step.fact_type]
+        tests = [
+            f"{self._item(fact, 'id')} == {self._item(var, 'id')}" if step.fact_type in BATCHED else f"{fact} is {var}"
+            for alias, var in self.var.items()
+            if self.types[alias] == step.fact_type
+        ]
         if cond != ir.TRUE:
             tests.append(f"not {self._cond(cond, fact)}")
         unlike = self._unlike_on(step)
         if unlike is not None and not step.negated and self._unlike_on_batches(step) is None:
-            tests.append(f"{fact}.get({unlike!r}, M) == W")  # never, with W None: no fact has None
+            tests.append(f"{self._get(fact, unlike)} == W")  # never, with W None: no fact has None
         if tests:
             self._line(depth, f"if {' or '.join(tests)}:")
             self._line(depth + 1, "continue")
@@ -627,6 +677,9 @@ class _Emitter:
             return
         step, fact = steps[at], f"f{at}"
         if step.group_by is not None and self._counted(at, step, depth, exit):
+            return
+        if not step.negated and step.group_by is None and self._batched(step) and not in_part(step.keys[0]):
+            self._over_batches(at, step, depth, exit, group)
             return
         candidates = self._candidates(step, depth, exit)
         if step.negated:  # the match goes on when no candidate fills the step
@@ -654,6 +707,27 @@ class _Emitter:
         self._skip(depth + 1, step, fact)
         self._bind(step, fact, depth + 1)
         self._steps(at + 1, depth + 1, "continue", group)
+
+    def _over_batches(self, at: int, step: Step, depth: int, exit: str, group: tuple[str, str] | None) -> None:
+        """Emit a step over the batches its lookup by their common part finds, each batch's facts visited as views
+        (its common part, the part, the id) instead of made: a group's anti-affinity decisions are one per peer's
+        placement, and making each placement's fact was a fifth of their cost."""
+        key = self._key(step, depth, exit)
+        self.batched.append((step.fact_type, step.keys))
+        fact = f"f{at}"
+        batch, common, part, number, prefix = (f"{name}{at}" for name in ("bg", "bc", "bp", "bn", "bx"))
+        self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
+        self._line(depth, f"for {batch} in (b{depth}.values() if b{depth} is not None else ()):")
+        unlike = self._unlike_on_batches(step)
+        if unlike is not None:  # a batch of W's own is passed over whole
+            self._line(depth + 1, f"if {batch}.common.get({unlike!r}, M) == W:")
+            self._line(depth + 2, "continue")
+        self._line(depth + 1, f"{common}, {prefix} = {batch}.common, {batch}.id + '.'")
+        self._line(depth + 1, f"for {part}, {number} in zip({batch}.parts, {batch}.numbers):")
+        self.views[fact] = (common, part, f"({prefix} + str({number}))")
+        self._skip(depth + 2, step, fact)
+        self._bind(step, fact, depth + 2)
+        self._steps(at + 1, depth + 2, "continue", group)
 
     def _counted(self, at: int, step: Step, depth: int, exit: str) -> bool:
         """Emit a grouped step over the peers of the anchor as counts from the nested index, when that is the
@@ -695,14 +769,11 @@ class _Emitter:
         them from the matched facts (the positive patterns' aliases, sorted: they are known here)."""
         aliases = sorted(self.var)
         self._line(depth, f"matched = ({''.join(f'p_{self.var[a]}, ' for a in aliases)}) if E else ()")
-        exempt = "".join(
-            f"({name!r}, {f'str({self.var[v.alias]}[{v.prop!r}])' if isinstance(v, ir.Ref) else repr(str(v))}), "
-            for name, v in self.rule.exempt
-        )
+        exempt = "".join(f"({name!r}, {self._exempted(v)}), " for name, v in self.rule.exempt)
         for i, action in enumerate(self.rule.actions):
             if not isinstance(action, (ir.Reject, ir.Prefer, ir.Evict)):  # plans are made only for these (joins.plan)
                 raise AssertionError(f"a planned rule cannot {type(action).__name__.lower()}")
-            binding, cluster = f"{self.var[action.binding]}['id']", f"{self.var[action.cluster]}['name']"
+            binding, cluster = self._item(self.var[action.binding], "id"), self._item(self.var[action.cluster], "name")
             if isinstance(action, ir.Evict):
                 args = f"I({self._message(action.message)}), 0, EVICT, {action.reason!r}"
             elif isinstance(action, ir.Reject):
@@ -718,10 +789,17 @@ class _Emitter:
                 f"out.append(D({self.index}, NO_DEPS, {binding}, {cluster}, {args}, matched, ({exempt}){grouped}))",
             )
 
+    def _exempted(self, value: Operand) -> str:
+        """The expression of an exemption's value: the matched fact's property as text, or the literal's."""
+        if isinstance(value, ir.Ref):
+            return f"str({self._item(self.var[value.alias], value.prop)})"
+        return repr(str(value))
+
     def _message(self, message: ir.Message) -> str:
         """A message's text as an expression: its parts, each hole the matched fact's property or empty."""
         parts = [
-            repr(p) if isinstance(p, str) else f"str({self.var[p.alias]}.get({p.prop!r}, ''))" for p in message.parts
+            repr(p) if isinstance(p, str) else f"str({self._get(self.var[p.alias], p.prop, repr(''))})"
+            for p in message.parts
         ]
         return " + ".join(parts) if parts else "''"
 
@@ -733,4 +811,4 @@ class _Emitter:
         """``fact`` fills the step from here on, at ``depth``: its pair of the matched facts made once."""
         self.var[step.alias] = fact
         self.types[step.alias] = step.fact_type
-        self._line(depth, f"p_{fact} = ({step.alias!r}, {fact}['id']) if E else None")
+        self._line(depth, f"p_{fact} = ({step.alias!r}, {self._item(fact, 'id')}) if E else None")

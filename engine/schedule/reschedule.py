@@ -8,6 +8,7 @@ other binding is settled: it keeps spec.clusters and counts as a peer for the bi
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -75,16 +76,12 @@ def placement_changed(policy: ast.Policy, applied: str, observed_term: str) -> b
     the observed term)."""
     if not applied:
         return True
-    try:
-        raw = json.loads(applied)
-    except ValueError:
+    theirs = _applied_parts(applied)
+    if theirs is None:
         return False  # Karmada logs the unmarshal error and does not reschedule
-    if not isinstance(raw, dict):
-        return False
-    stmts = placement_statements(raw)
-    if stmts is None:
+    if not theirs:
         return True
-    mine, theirs = _parts(policy.statements), _parts(stmts)
+    mine = _parts(policy.statements)
     if mine == theirs:
         return False
     if any(mine[k] != theirs[k] for k in ("affinity", "tolerations", "spread", "replicas")):
@@ -95,7 +92,22 @@ def placement_changed(policy: ast.Policy, applied: str, observed_term: str) -> b
     return own is None or was is None or own != was
 
 
-def _term(parts: dict[str, tuple[ast.PolicyStmt, ...]], name: str) -> ast.PolicyStmt | None:
+@functools.lru_cache(maxsize=4096)
+def _applied_parts(applied: str) -> Mapping[str, tuple[ast.PolicyStmt, ...]] | None:
+    """An applied-placement annotation's statements by part (``_parts``), read once per distinct text (a fleet's
+    bindings of one policy hold the same annotation); None when it is not JSON of an object, {} when it is not a
+    Placement. Read only."""
+    try:
+        raw = json.loads(applied)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict):
+        return None
+    stmts = placement_statements(raw)
+    return {} if stmts is None else _parts(stmts)
+
+
+def _term(parts: Mapping[str, tuple[ast.PolicyStmt, ...]], name: str) -> ast.PolicyStmt | None:
     """The clusterAffinities term of that name, if there is one."""
     return next(
         (t for t in parts["terms"] if isinstance(t, ast.ClusterAffinity) and t.name and t.name.value == name), None
