@@ -216,7 +216,8 @@ def simulate(
                 warn(d)
         simulator.schedule_triggered()
         entries = simulator.run(events, progress)
-        for d in scheduler.warnings():  # after the run: what it said of the bindings it scheduled too
+        # after the run: the loops it listed once, what it said of the bindings it scheduled too
+        for d in (*simulator.loop_warnings(), *scheduler.warnings()):
             if warn is not None:
                 warn(d)
         return entries

@@ -173,6 +173,9 @@ class EntryKind(enum.StrEnum):
     WORK_DELETED = "work-deleted"
     LABELS = "labels"
     TASK_REMOVED = "task-removed"
+    # fleetrules': the timeline from here is what happened since an earlier moment, again and again (a loop the
+    # controllers and the scheduler keep up: a binding evicted and placed back), until an event changes it
+    REPEATS = "repeats"
 
 
 @dataclass(frozen=True)

@@ -600,6 +600,22 @@ def next_taint_resync(cluster: Cluster, now: dt.datetime) -> dt.datetime:
     return anchor + TAINT_EVICTION_RETRY * ((now - anchor) // TAINT_EVICTION_RETRY + 1)
 
 
+def comparison_horizon(world: World) -> float | None:
+    """The longest span the controllers compare a time with the clock by, in seconds: toleration seconds (of
+    taints, of an unhealthy workload), grace periods and the eviction timeout, the taint manager's resync. A time
+    further back than this is past every such test, for good: only its order among times and its phase in the
+    resync's period still count (``Simulator.run`` finds a loop through them). None when one is too long to
+    matter (Go's huge tolerationSeconds)."""
+    spans: list[float] = [TAINT_EVICTION_RETRY.total_seconds(), world.controllers.graceful_eviction_timeout]
+    for f in world.failover.values():
+        spans += [f.toleration_seconds, f.grace_seconds or 0]
+        spans += [s for t in f.tolerations if isinstance(s := t.get("seconds"), (int, float))]
+    for key in world.bindings.with_tasks:
+        spans += [t.grace_period_seconds or 0 for t in world.bindings[key].eviction_tasks]
+    longest = max(abs(s) for s in spans)
+    return longest + 1 if longest < 10**9 else None
+
+
 def taint_eviction_due(
     f: Failover, cluster: Cluster, now: dt.datetime, untolerated: bool = False
 ) -> bool | dt.datetime:

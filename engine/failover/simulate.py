@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from engine.errors import Diagnostic, warning
 from engine.failover.controllers import (
     DEFAULT_CONTROLLERS,
+    TAINT_EVICTION_RETRY,
     Bindings,
     Controllers,
     RuleEviction,
     World,
     binding_controller,
+    comparison_horizon,
     fail_over,
     failover_gate_notes,
     failover_of,
@@ -35,7 +37,7 @@ from engine.failover.controllers import (
     task_timeout,
 )
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import Cluster, ClusterStatus, Condition, Taint, TargetCluster, scheduling_taints
+from engine.inputs.facts import Cluster, ClusterStatus, Condition, Taint, TargetCluster, rfc3339, scheduling_taints
 from engine.inputs.matching import taint_by_policies, taint_changes
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
@@ -97,6 +99,7 @@ class Simulator:
                     self.world.works[binding.key][task.from_cluster] = {}
         self.entries: list[Entry] = []
         self.after_failover: dict[str, Placement] = {}  # an evicted binding → where the scheduler put it
+        self.repeats: list[Entry] = []  # the ``repeats`` entries of the last run (loops listed once)
 
     # ------------------------------------------------------------ events
     def apply(self, event: Event) -> None:
@@ -318,9 +321,17 @@ class Simulator:
 
     def run(self, events: Sequence[Event], progress: Callable[[int], None] | None = None) -> tuple[Entry, ...]:
         """Step through ``events`` and the deadlines they cause; the timeline. ``progress`` hears how many
-        steps of ``len(events) + 1`` are done (the start, then each event's)."""
+        steps of ``len(events) + 1`` are done (the start, then each event's).
+
+        A loop the controllers and the scheduler keep up between events (a binding evicted and placed back on the
+        same cluster, again and again: an `evict` rule without the filter that goes with it, or a NoExecute taint
+        the policy tolerates for a while) is listed once: where the fleet comes back to a state it was in, with
+        no event between, the rest of the way to the next event is that stretch again (the controllers read
+        times only relative to one another), so the timeline says so (a ``repeats`` entry; ``repeats``) and
+        lists nothing more until the next event, or ends (a loop of a second was 86,400 steps to the horizon)."""
         pending = list(events)
         end = (pending[-1].at if pending else self.world.now) + HORIZON
+        loops = _Loops()
         self.step()
         if progress is not None:
             progress(1)
@@ -330,12 +341,79 @@ class Simulator:
             if not candidates or min(candidates) > end:
                 break
             self.world.now = min(candidates)
+            applied = bool(pending) and pending[0].at <= self.world.now
+            if applied:
+                self._loop_ends(loops.event(), self.world.now)
             while pending and pending[0].at <= self.world.now:
                 self.apply(pending.pop(0))
+            mark = len(self.entries)
             self.step()
+            if loops.looping is not None:  # the stretch again: not listed
+                del self.entries[mark:]
+            elif not applied and loops.seen(self, mark):
+                self.entries.append(loops.said(self))
+                self.repeats.append(self.entries[-1])
+                if not pending or pending[0].at > end:
+                    break  # nothing comes to change it
+                # the whole periods before the next event passed at once: the fleet as it is, its times later
+                periods = (pending[0].at - self.world.now) // loops.period - 1
+                if periods > 0:
+                    self._later(loops.period * periods)
             if progress is not None:
                 progress(1 + len(events) - len(pending))
         return tuple(self.entries)
+
+    def _later(self, delta: dt.timedelta) -> None:
+        """The fleet ``delta`` (whole periods of a loop: ``run``) later: the same state, each recent time in it
+        ``delta`` later (those further back stay: ``_Clock``). Unless a value cannot be moved so (then the steps are
+        taken one by one)."""
+        world = self.world
+        clock = _Clock(world.now, comparison_horizon(world))
+        try:
+            clusters = {name: _shifted(c, delta, clock) for name, c in world.clusters.items()}
+            bindings = {key: _shifted(b, delta, clock) for key, b in world.bindings.items()}
+            unhealthy = _shifted(world.unhealthy_since, delta, clock)
+            healthy = _shifted(world.health_since, delta, clock)
+        except TypeError:
+            return
+        world.now += delta
+        for name, cluster in clusters.items():
+            if cluster is not world.clusters[name]:
+                world.clusters[name] = cluster
+                self.store.update_cluster(cluster)
+        changed = world.bindings.changed
+        for key, binding in bindings.items():
+            if binding is not world.bindings[key]:
+                world.bindings[key] = binding  # touched (a sweep puts it back), not changed: no controller sees it
+                self.store.update_binding(binding)
+        world.bindings.changed = changed
+        world.unhealthy_since, world.health_since = unhealthy, healthy
+
+    def loop_warnings(self) -> list[Diagnostic]:
+        """What the last run's loops (``repeats`` entries) are, in words: one warning each."""
+        out = []
+        for e in self.repeats:
+            bindings = [str(b) for b in e.detail.get("bindings", ())]
+            named = ", ".join(bindings[:3]) + (f" and {len(bindings) - 3} more" if len(bindings) > 3 else "")
+            until = e.detail.get("until")
+            rules = e.detail.get("rules")
+            message = (
+                f"{named}: the timeline repeats from {rfc3339(e.time)}: what happened after {e.detail['after']} "
+                f"happens again every {e.detail['every']}, "
+                + (f"until the event at {until}" if until else "with no event to change it")
+                + " (Karmada's controllers and scheduler would keep it up; the timeline lists it once)"
+                + (f"; evictions by {', '.join(str(r) for r in rules)}" if rules else "")
+            )
+            out.append(warning(message))
+        return out
+
+    def _loop_ends(self, entry: Entry | None, at: dt.datetime) -> None:
+        """The loop ``entry`` said (if one) went on until ``at``, when an event came: its entry says so."""
+        if entry is None:
+            return
+        ended = replace(entry, detail={**entry.detail, "until": rfc3339(at)})
+        self.entries[self.entries.index(entry)] = ended
+        self.repeats[self.repeats.index(entry)] = ended
 
 
 def _with_condition(
@@ -359,3 +437,144 @@ def _taint_changes(now: dt.datetime, before: Cluster, after: Cluster) -> list[En
         *(Entry(now, EntryKind.TAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in added),
         *(Entry(now, EntryKind.UNTAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in removed),
     ]
+
+
+State = tuple[Any, ...]
+
+
+class _Loops:
+    """Finds where a timeline comes back to a state it was in with no event between (``Simulator.run``): from then
+    on it is the same stretch again, every period, until an event changes it. A step's entries (their kinds,
+    bindings, clusters and details) come back first; only then is the whole fleet compared, its times relative to
+    the clock's (``_relative``): a fleet of 10,000 bindings is not fingerprinted at every step."""
+
+    def __init__(self) -> None:
+        self.looping: Entry | None = None  # the entry that said the loop going on now
+        self.period = dt.timedelta(0)  # of the loop last found
+        self._since = dt.datetime.min  # when the stretch that repeats began
+        self._steps: dict[tuple[Any, ...], dict[State | None, dt.datetime]] = {}  # a step's entries → states, when
+
+    def event(self) -> Entry | None:
+        """An event comes: what was seen before it cannot come back without it. Returns the entry of the loop that
+        was going on, if one was."""
+        looping, self.looping, self._steps = self.looping, None, {}
+        return looping
+
+    def seen(self, simulator: Simulator, mark: int) -> bool:
+        """Whether the step whose entries begin at ``mark`` brought the fleet back to a state it was in after an
+        earlier step of the same entries (then ``said`` says so)."""
+        entries = simulator.entries[mark:]
+        if not entries:
+            return False  # a step that did nothing: the fleet as it was
+        signature = tuple((e.kind, e.binding, e.cluster, repr(sorted(e.detail.items()))) for e in entries)
+        states = self._steps.setdefault(signature, {})
+        now = simulator.world.now
+        if not states:
+            states[None] = now  # first seen: compared with the next time it comes back
+            return False
+        try:
+            state = _fleet_state(simulator)
+            earlier = states.get(state)
+        except TypeError:  # a value that cannot be compared so: no loop found (never a wrong one)
+            return False
+        if earlier is None:
+            states[state] = now
+            return False
+        self._since, self.period = earlier, now - earlier
+        return True
+
+    def said(self, simulator: Simulator) -> Entry:
+        """The ``repeats`` entry of the loop just found: from now, the stretch since the earlier state again."""
+        world, since = simulator.world, self._since
+        stretch = [e for e in simulator.entries if since < e.time <= world.now]
+        bindings = sorted({e.binding for e in stretch if e.binding})
+        rules = sorted({f"{e.detail['rule']} ({e.detail['source']})" for e in stretch if "rule" in e.detail})
+        detail: dict[str, Any] = {
+            "after": rfc3339(since),
+            "every": f"{int(self.period.total_seconds())}s",
+            "bindings": bindings,
+        }
+        if rules:
+            detail["rules"] = rules
+        self.looping = Entry(world.now, EntryKind.REPEATS, "", "", detail)
+        return self.looping
+
+
+def _fleet_state(simulator: Simulator) -> State:
+    """Everything the controllers and the scheduler read, as of the clock (``_Clock``): equal for two moments means
+    that what follows each is the same, one later than the other (the rules read no clock)."""
+    world = simulator.world
+    clock = _Clock(world.now, comparison_horizon(world))
+    return (
+        simulator._due_now,
+        clock.relative(world.clusters),
+        clock.relative(dict(world.bindings)),
+        clock.relative(world.works),
+        clock.relative(world.unhealthy_since),
+        clock.relative(world.health_since),
+        frozenset(world.failing),
+    )
+
+
+class _Clock:
+    """Times as the controllers see them at ``now``: a recent one by its distance from the clock; one further back
+    than every span they compare a time with the clock by (``horizon``: controllers.comparison_horizon) as itself,
+    with its phase in the taint manager's resync period (past every test, it counts only through its order among
+    times and that phase). No horizon: every time by its distance."""
+
+    def __init__(self, now: dt.datetime, horizon: float | None) -> None:
+        self.now, self.horizon = now, horizon
+
+    def recent(self, t: dt.datetime) -> bool:
+        return self.horizon is None or (self.now - t).total_seconds() <= self.horizon
+
+    def relative(self, value: Any) -> Any:
+        """``value`` as hashable data, its times as of the clock."""
+        if isinstance(value, dt.datetime):
+            return value - self.now if self.recent(value) else (value, (self.now - value) % TAINT_EVICTION_RETRY)
+        if is_dataclass(value) and not isinstance(value, type):
+            return (type(value).__name__, *(self.relative(getattr(value, f.name)) for f in fields(value)))
+        if isinstance(value, Mapping):
+            items = [(k, self.relative(v)) for k, v in value.items()]
+            try:
+                return tuple(sorted(items, key=lambda kv: kv[0]))
+            except TypeError:
+                return tuple(items)
+        if isinstance(value, (list, tuple)):
+            return tuple(self.relative(v) for v in value)
+        if isinstance(value, (set, frozenset)):
+            return frozenset(self.relative(v) for v in value)
+        hash(value)  # TypeError for a value that cannot be compared as data
+        return value
+
+
+def _shifted(value: Any, delta: dt.timedelta, clock: _Clock) -> Any:
+    """``value`` with each recent time in it (``clock``) ``delta`` later (the object itself where none is);
+    TypeError for a value it cannot rebuild (a tuple of a type of its own)."""
+    if isinstance(value, dt.datetime):
+        return value + delta if clock.recent(value) else value
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in fields(value):
+            old = getattr(value, f.name)
+            new = _shifted(old, delta, clock)
+            if new is not old:
+                if not f.init:
+                    raise TypeError(f"{type(value).__name__}.{f.name} is not set by its constructor")
+                changes[f.name] = new
+        return replace(value, **changes) if changes else value
+    if isinstance(value, (tuple, list)):
+        items = [_shifted(v, delta, clock) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        if type(value) not in (tuple, list):
+            raise TypeError(f"a {type(value).__name__} cannot be rebuilt")
+        return type(value)(items)
+    if isinstance(value, Mapping):
+        moved = {k: _shifted(v, delta, clock) for k, v in value.items()}
+        if all(moved[k] is v for k, v in value.items()):
+            return value
+        if type(value) is not dict:
+            raise TypeError(f"a {type(value).__name__} cannot be rebuilt")
+        return moved
+    return value
