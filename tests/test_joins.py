@@ -254,7 +254,9 @@ EVICT_RULES = [
     ' then evict b from c reason Maintenance "maintenance on {c.name}" }',
     # a binding reached from a cluster without an equality (a scan): stays in the engine. With the filter that keeps
     # the scheduler from placing the binding there again, as a user writes them: without it, a policy that only
-    # allows dev clusters and this rule evict and place the binding back every second, all day (as Karmada would)
+    # allows dev clusters and this rule evict and place the binding back every second (seeds 104 and 121), a loop
+    # the timeline lists once (tests/test_simulate_loops.py) but only once the events' times are ten minutes back:
+    # the reference steps through those thousand seconds in durable-rules for minutes
     'rule off-dev { when cluster c (c.labels.env == "dev") and binding b (b.labels.team == "b")'
     " and placement p (p.cluster == c.name and p.binding == b.name and p.namespace == b.namespace)"
     ' then evict b from c reason OffDev "team b leaves dev" }\n'

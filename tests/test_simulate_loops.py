@@ -5,6 +5,7 @@ entry) and passed at once; the timeline after the next event is the one stepping
 from __future__ import annotations
 
 import datetime as dt
+import random
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,24 @@ def test_a_timeline_without_a_loop_says_nothing_of_one(tmp_path: Path) -> None:
     entries, said = _run(tmp_path, _untaint_at(30))
     assert not any(e.kind in (EntryKind.REPEATS, EntryKind.EVICTED) for e in entries)
     assert not any("repeats" in d.message for d in said)
+
+
+def test_an_evict_rule_without_its_filter_loops_every_second_and_the_timeline_ends(tmp_path: Path) -> None:
+    """The differential failover timeline of seed 104 (tests/test_joins.py), its `off-dev` rule without the `reject`
+    a user writes with it: bindings of team b are evicted from dev clusters and placed back every second between
+    the events, and after the last one all day. The loop is found ten minutes after the last event (a taint's time
+    is then past every span the controllers compare) and the timeline ends there, naming the rule."""
+    from tests import test_joins
+
+    rng = random.Random(1000 + 104)
+    text = test_joins._failover_policy(rng)
+    filter_at = text.index("rule dev-filter")
+    assert "rule off-dev" in text
+    (tmp_path / "rules.fr").write_text(text[:filter_at] + text[text.index("}", filter_at) + 1 :])
+    rules, facts = load_rules([tmp_path / "rules.fr"]), load_facts(objects=test_joins._fleet(rng, (3, 9), (4, 16)))
+    start = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+    entries = simulate(rules, facts, start, test_joins._timeline(rng, facts, start), controllers=ON)
+    last = entries[-1]
+    assert last.kind is EntryKind.REPEATS and "until" not in last.detail
+    assert last.time < start + dt.timedelta(hours=1)  # not the 24 h horizon, 86,400 steps away
+    assert any(rule.startswith("off-dev (") for rule in last.detail["rules"])
