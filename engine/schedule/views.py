@@ -215,12 +215,13 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
     """A binding's rejections: its policy's shared ``Rejections`` with the binding's own few changes (a peer's
     cluster, an exemption), summarised from the shared summary and the changes alone."""
 
-    __slots__ = ("__weakref__",)  # bindings alike share one (Feasibility._overlay)
+    __slots__ = ("__weakref__", "_histogram")  # bindings alike share one (Feasibility._overlay)
 
     _base: Rejections
 
     def __init__(self, base: Rejections, changes: Mapping[str, tuple[Reason, ...] | None]) -> None:
         super().__init__(base, changes)
+        self._histogram: Counter[str] | None = None  # made once: the peers that share it each have a FitError
 
     def _grouped(self) -> tuple[list[str], dict[int, tuple[tuple[Reason, ...], list[str]]]]:
         """(the changed clusters the shared rejections have, the changes grouped by their reasons' tuple):
@@ -262,11 +263,13 @@ class RejectionsOverlay(Overlay[tuple[Reason, ...]], Summarized):
         return self._base, self._changes
 
     def histogram(self) -> Counter[str]:
-        counts = self._base.histogram()
-        table = self._base._table
-        before, groups = self._grouped()
-        for cluster in before:
-            counts[_first(table[cluster])] -= 1
-        for now, clusters in groups.values():
-            counts[_first(now)] += len(clusters)
-        return +counts
+        if self._histogram is None:
+            counts = self._base.histogram()
+            table = self._base._table
+            before, groups = self._grouped()
+            for cluster in before:
+                counts[_first(table[cluster])] -= 1
+            for now, clusters in groups.values():
+                counts[_first(now)] += len(clusters)
+            self._histogram = +counts
+        return Counter(self._histogram)  # the caller's own (it may count on)

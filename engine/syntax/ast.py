@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from engine.errors import NO_SPAN, Span
 
@@ -286,9 +287,9 @@ class Policy(Node):
         """spec.preemption is Always."""
         return any(isinstance(s, Preemption) and s.mode.value == "always" for s in self.statements)
 
-    @property
+    @cached_property
     def lazy(self) -> bool:
-        """spec.activationPreference is Lazy."""
+        """spec.activationPreference is Lazy (asked of every binding's policy by the reschedule triggers)."""
         return any(isinstance(s, Activation) and s.mode.value == "lazy" for s in self.statements)
 
     def of_type(self, kind: type[PolicyStmt]) -> tuple[PolicyStmt, ...]:
