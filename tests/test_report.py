@@ -94,6 +94,28 @@ def test_the_failover_timeline(tmp_path: Path) -> None:
     }
 
 
+def test_a_loop_in_the_timeline_is_a_band_over_its_bindings_lane(tmp_path: Path) -> None:
+    """A loop the timeline lists once (tests/test_simulate_loops.py) is a band from where it is found to the event
+    that ends it, titled with its period, over the lanes of the bindings in it."""
+    from tests.test_simulate_loops import TOLERATED
+
+    (tmp_path / "fleet.yaml").write_text(TOLERATED)
+    (tmp_path / "events.yaml").write_text(
+        "start: 2026-12-02T10:00:00Z\nevents:\n- at: 10s\n  taint: {cluster: m1, key: k2, effect: NoExecute}\n"
+        "- at: 1h\n  untaint: {cluster: m1, key: k2, effect: NoExecute}\n"
+    )
+    out, fleet = tmp_path / "timeline.html", str(tmp_path / "fleet.yaml")
+    args = ["simulate", fleet, "--facts", fleet, "--events", str(tmp_path / "events.yaml"), "--report", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    page = _page(out)
+    (lane,) = [a for a in page.all("div") if a.get("class") == "lane"]
+    assert lane["data-binding"] == "shop/web-deployment"
+    (band,) = [a for a in page.all("rect") if a.get("class") == "repeats"]
+    assert float(band["width"]) > 100  # from about 10:10 to 11:00 of an hour's chart
+    assert "every 10s, until 2026-12-02T11:00:00Z</title>" in out.read_text(encoding="utf-8")
+
+
 def test_a_report_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "dir" / "r.html"
     args = ["eval", str(FLINK_HA / "policy.fr"), "--facts", str(FLINK_HA / "facts"), "--report", str(missing)]

@@ -13,7 +13,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from engine.inputs.facts import rfc3339
+from engine.inputs.facts import parse_time, rfc3339
 from engine.render.diff import clusters_text
 from engine.render.resilience import COLUMNS, headline, row
 from engine.results import Entry, EntryKind, Result
@@ -82,7 +82,17 @@ def _timeline(
 
     placed: dict[str, list[tuple[dt.datetime, tuple[str, ...]]]] = {}
     marks: dict[str, list[dict[str, Any]]] = {}
-    touched = {e.binding for e in entries if e.binding}
+    loops: dict[str, list[dict[str, Any]]] = {}  # a loop listed once (``repeats``): a band over its bindings' lanes
+    for e in entries:
+        if e.kind is EntryKind.REPEATS:
+            until = e.detail.get("until")
+            to = x(parse_time(str(until))) if until else x(end) + 12  # no event ends it: past the last moment
+            title = f"repeats from {rfc3339(e.time)}: the stretch after {e.detail.get('after')}, every "
+            title += f"{e.detail.get('every')}, " + (f"until {until}" if until else "with no event to end it")
+            band = {"x": x(e.time), "width": round(max(to - x(e.time), 2), 1), "title": title}
+            for binding in e.detail.get("bindings", ()):
+                loops.setdefault(str(binding), []).append(band)
+    touched = {e.binding for e in entries if e.binding} | set(loops)
     for binding, clusters in sorted((initial or {}).items()):
         if binding in touched and clusters:  # the bindings the timeline is about, where they ran at first
             placed[binding] = [(start, clusters)]
@@ -117,7 +127,8 @@ def _timeline(
                     }
                 )
         lane_marks = [{**m, "x": x(m["time"]) - 4, "y": 14 + len(names) * _LANE} for m in marks.get(binding, [])]
-        lanes.append({"binding": binding, "bars": bars, "marks": lane_marks, "height": 24 + len(names) * _LANE})
+        height, bands = 24 + len(names) * _LANE, loops.get(binding, [])
+        lanes.append({"binding": binding, "bars": bars, "marks": lane_marks, "height": height, "loops": bands})
     return {"start": rfc3339(start), "end": rfc3339(end), "width": WIDTH, "lanes": lanes}
 
 
