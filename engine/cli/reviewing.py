@@ -26,6 +26,8 @@ from engine.review.resilience import (
     MAX_WORKERS,
     RESILIENCE_GATES,
     Impact,
+    anyway,
+    nothing_fails,
     resilience_changes,
     scenarios,
     sweep,
@@ -163,18 +165,26 @@ def resilience(
         what = "clusters" if by == "cluster" else f"{by} values among the clusters (a cluster without one is left out)"
         raise UsageError(f"no scenarios: fewer than {k} {what}")
 
-    def run(rule_set: RuleSet, label: str) -> list[Impact]:
-        with progress(len(plan), label) as advance:
+    def run(rule_set: RuleSet, label: str, said: bool) -> list[Impact]:
+        """The impacts of the plan's scenarios; ``said``: warn of what the fleet does with nothing failing (one
+        scenario more, run with them)."""
+        with progress(len(plan) + 1, label) as advance:
             flags, reference = options.controllers(), options.reference()
-            return sweep(rule_set, loaded, plan, flags, workers, address, advance, reference)
+            quiet, *impacts = sweep(
+                rule_set, loaded, [nothing_fails(chosen[0]), *plan], flags, workers, address, advance, reference
+            )
+        words = anyway(quiet)
+        if said and words is not None:
+            warn(warning(words, subject="resilience"))
+        return impacts
 
-    new = run(rule_set, "scenarios")
+    new = run(rule_set, "scenarios", True)
     write_report(report_path, lambda: report_html(package_version(), resilience=new, title="fleetrules: resilience"))
     swept = Swept(new, package_version(), top)
     if base or base_ref:
         with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
             old_paths = list(base) if base else inputs.rules_at(str(base_ref), rules, Path(tmp))
-            old = run(inputs.rules(old_paths), "base scenarios")
+            old = run(inputs.rules(old_paths), "base scenarios", False)
         changes = resilience_changes(old, new)
         swept = Swept(new, package_version(), top, changes)
         failed = any(gate in c.worse for c in changes for gate in gates)

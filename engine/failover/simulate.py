@@ -9,6 +9,7 @@ act (a toleration or grace period running out), whichever comes first. Events: e
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, is_dataclass, replace
@@ -326,9 +327,11 @@ class Simulator:
         A loop the controllers and the scheduler keep up between events (a binding evicted and placed back on the
         same cluster, again and again: an `evict` rule without the filter that goes with it, or a NoExecute taint
         the policy tolerates for a while) is listed once: where the fleet comes back to a state it was in, with
-        no event between, the rest of the way to the next event is that stretch again (the controllers read
-        times only relative to one another), so the timeline says so (a ``repeats`` entry; ``repeats``) and
+        no event between, the rest of the way to the next event is that stretch again (the controllers compare
+        times with the clock only through spans they know and the taint manager's sweep: ``_Clock``), so the timeline
+        says so (a ``repeats`` entry; ``repeats``) and
         lists nothing more until the next event, or ends (a loop of a second was 86,400 steps to the horizon)."""
+        self.repeats = []
         pending = list(events)
         end = (pending[-1].at if pending else self.world.now) + HORIZON
         loops = _Loops()
@@ -445,14 +448,16 @@ State = tuple[Any, ...]
 class _Loops:
     """Finds where a timeline comes back to a state it was in with no event between (``Simulator.run``): from then
     on it is the same stretch again, every period, until an event changes it. A step's entries (their kinds,
-    bindings, clusters and details) come back first; only then is the whole fleet compared, its times relative to
-    the clock's (``_relative``): a fleet of 10,000 bindings is not fingerprinted at every step."""
+    bindings, clusters and details) come back first; only then is the whole fleet compared, its times as of the
+    clock (``_Clock``): a fleet of 10,000 bindings is not fingerprinted at every step, and each state is kept as a
+    128-bit digest of it, not whole (a loop that takes ten minutes to be found in a large fleet passes through
+    hundreds of them)."""
 
     def __init__(self) -> None:
         self.looping: Entry | None = None  # the entry that said the loop going on now
         self.period = dt.timedelta(0)  # of the loop last found
         self._since = dt.datetime.min  # when the stretch that repeats began
-        self._steps: dict[tuple[Any, ...], dict[State | None, dt.datetime]] = {}  # a step's entries → states, when
+        self._steps: dict[tuple[Any, ...], dict[bytes | None, dt.datetime]] = {}  # a step's entries → states, when
 
     def event(self) -> Entry | None:
         """An event comes: what was seen before it cannot come back without it. Returns the entry of the loop that
@@ -473,10 +478,10 @@ class _Loops:
             states[None] = now  # first seen: compared with the next time it comes back
             return False
         try:
-            state = _fleet_state(simulator)
-            earlier = states.get(state)
+            state = hashlib.blake2b(repr(_fleet_state(simulator)).encode(), digest_size=16).digest()
         except TypeError:  # a value that cannot be compared so: no loop found (never a wrong one)
             return False
+        earlier = states.get(state)
         if earlier is None:
             states[state] = now
             return False

@@ -188,6 +188,29 @@ def scenarios(
     return out
 
 
+def nothing_fails(failure: str = "no-execute") -> Scenario:
+    """The scenario in which no cluster fails: what the fleet does anyway, within the simulation's horizon (an
+    application failover or an eviction already under way in the snapshot), which every scenario's impact
+    includes (``anyway``)."""
+    return Scenario(failure, (), "nothing fails")
+
+
+def anyway(impact: Impact, shown: int = 3) -> str | None:
+    """In words, what ``nothing_fails``'s ``impact`` says the fleet does with no cluster failing; None if nothing."""
+    if impact.moves:
+        moved = [f"{m.binding} {', '.join(m.left) or '-'} -> {', '.join(m.took) or 'nowhere'}" for m in impact.moves]
+    else:
+        moved = sorted({f"{b} evicted from {c}" for b, c, _ in impact.evicted})
+    if not moved:
+        return None
+    more = f" and {len(moved) - shown} more" if len(moved) > shown else ""
+    return (
+        f"with no cluster failing, the fleet changes anyway before the simulation's horizon: {'; '.join(moved[:shown])}"
+        f"{more} (a failover or an eviction already under way in the snapshot); every scenario's impact includes "
+        "what follows from it"
+    )
+
+
 class Base:
     """The evaluated base state of a sweep, and each scenario run on it and undone."""
 
