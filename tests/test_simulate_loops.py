@@ -20,7 +20,10 @@ from tests.gates import ON, ON_FLAGS
 
 # shop/web may run on m1 only, and tolerates the NoExecute taint k2 for 30 s: once m1 has it, the taint manager
 # evicts it at each 10 s sweep and the scheduler places it back there (the toleration passes the filter), for as
-# long as the taint stands (Karmada does the same: NoExecuteTaintManager, the TaintToleration plugin)
+# long as the taint stands (Karmada does the same: pkg/controllers/cluster/taint_manager.go needEvictionWithCurrentTime
+# evicts once tolerationSeconds ran out and syncCluster requeues every 10 s, while the TaintToleration filter,
+# pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go, passes a NoExecute taint any toleration
+# matches, whatever its seconds)
 TOLERATED = """apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: shop}

@@ -513,7 +513,7 @@ def _fleet_state(simulator: Simulator) -> State:
     return (
         simulator._due_now,
         clock.relative(world.clusters),
-        clock.relative(dict(world.bindings)),
+        clock.relative(world.bindings),  # a dict of its own: its items, sorted, as any mapping's
         clock.relative(world.works),
         clock.relative(world.unhealthy_since),
         clock.relative(world.health_since),
