@@ -355,11 +355,19 @@ def _reuse(before: tuple[Decision, ...], made: list[Decision]) -> tuple[Decision
             alike[_alike(d)].append(d)
     if not alike:
         return tuple(made)
-    return tuple((found.pop() if (found := alike.get(_alike(d))) else d) if not d.group else d for d in made)
+    out = tuple((found.pop() if (found := alike.get(_alike(d))) else d) if not d.group else d for d in made)
+    # every decision the one it was, in the same order: the answer it was, that very object (a shared result made
+    # of it stands: a scenario's taint taken back)
+    return before if len(out) == len(before) and all(a is b for a, b in zip(out, before, strict=True)) else out
 
 
 def _alike(d: Decision) -> tuple[Any, ...]:
     return (d.rule, d.binding, d.cluster, d.message, d.weight, d.kind, d.reason, d.matched, d.exempt)
+
+
+def _same_parts(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether two batches' parts are the same objects, in the same order."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 class DurableSession:
@@ -410,6 +418,9 @@ class DurableSession:
         # batches (Session.place) by id: kept whole (a Batch, its facts made when read) when no engine rule reads
         # their type; else their facts asserted one by one, with the common part and each fact's part and id
         self._batches: dict[str, Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]] = {}
+        # without explanations (no fact id is ever shown): each batch's batch before its last change, put back when
+        # the batch is placed as it was (a sweep's scenario undone) instead of its parts numbered again
+        self._previous: dict[str, Batch] = {}
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -572,9 +583,15 @@ class DurableSession:
             # its facts alike (an equal part) keep their ids, as facts asserted one by one stay asserted
             if len(old.parts) == len(parts) and all(a is b or a == b for a, b in zip(old.parts, parts, strict=True)):
                 return old.id
-            fresh = itertools.count(old.fresh)
-            numbers = self._numbers(old, parts, fresh)
-            batch = Batch(old.id, whole, tuple(parts), tuple(numbers), next(fresh))
+            before = self._previous.get(old.id) if not self.explained else None
+            if before is not None and _same_parts(before.parts, parts) and before.common == whole:
+                batch = before
+            else:
+                fresh = itertools.count(old.fresh)
+                numbers = self._numbers(old, parts, fresh)
+                batch = Batch(old.id, whole, tuple(parts), tuple(numbers), next(fresh))
+            if not self.explained:
+                self._previous[old.id] = old
             # what ``retract`` and the new batch's assertion below do, the indexes changed where the parts did
             self._batches[batch.id] = batch
             if self.explained:
@@ -703,6 +720,7 @@ class DurableSession:
         """Retract a fact, and withdraw every decision and derived fact that depended on it."""
         batch = self._batches.pop(fact_id, None)
         if isinstance(batch, Batch):
+            self._previous.pop(batch.id, None)
             if self.explained:
                 self._retired_batches[batch.id].append(batch)
             fact_type = batch.common["t"]

@@ -418,15 +418,18 @@ class World:
     failing: set[tuple[str, str, str]] = field(default_factory=set)
 
     def health(self, binding: Binding, cluster: str) -> ClusterStatus | None:
-        return next((s for s in binding.aggregated_status if s.cluster == cluster), None)
+        return binding.status_by_cluster.get(cluster)
 
 
 def _evict(binding: Binding, cluster: str, task: EvictionTask) -> Binding:
     """ResourceBindingSpec.GracefulEvictCluster: remove the target; add a task unless one exists."""
     if cluster not in binding.cluster_names:
         return binding
-    target = next(t for t in binding.clusters if t.name == cluster)
-    clusters = tuple(t for t in binding.clusters if t.name != cluster)
+    at = binding.cluster_names.index(cluster)
+    target, after = binding.clusters[at], binding.clusters[at + 1 :]
+    if cluster in binding.cluster_names[at + 1 :]:  # named twice in spec.clusters: every entry goes
+        after = tuple(t for t in after if t.name != cluster)
+    clusters = binding.clusters[:at] + after
     if any(t.from_cluster == cluster for t in binding.eviction_tasks):
         return replace(binding, clusters=clusters)
     task = replace(task, replicas=target.replicas if target.replicas > 0 else None)
@@ -626,7 +629,7 @@ def taint_eviction_due(
 
 def no_execute_tainted(world: World) -> set[str]:
     """The clusters with a NoExecute taint: the only ones the taint manager evicts from."""
-    return {name for name, c in world.clusters.items() if any(t.effect == "NoExecute" for t in c.taints)}
+    return {name for name, c in world.clusters.items() if c.no_execute}
 
 
 def untolerated_by_rule(evictions: Iterable[RuleEviction]) -> dict[tuple[str, str], RuleEviction]:
@@ -729,8 +732,9 @@ def binding_controller(world: World, key: str) -> list[Entry]:
     for cluster in sorted(set(works) - existing):
         del works[cluster]
         entries.append(Entry(world.now, EntryKind.WORK_DELETED, key, cluster))
+    gate, single = world.controllers.stateful_failover_injection, len(binding.clusters) == 1
     for cluster in binding.cluster_names:
-        labels = injected_labels(binding, cluster, world.controllers.stateful_failover_injection)
+        labels = injected_labels(binding, cluster, gate) if single else {}  # none for a binding of several
         if cluster not in works:
             works[cluster] = labels
             detail = {"injectedLabels": labels} if labels else {}

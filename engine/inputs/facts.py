@@ -125,6 +125,11 @@ class Cluster:
     api_enablements: frozenset[tuple[str, str]] | None = None
     complete_api_enablements: bool = False  # the CompleteAPIEnablements condition is True
 
+    @cached_property
+    def no_execute(self) -> bool:
+        """Whether it has a NoExecute taint (the only clusters the taint manager evicts from)."""
+        return any(t.effect == "NoExecute" for t in self.taints)
+
     def api_enablement(self, api_version: str, kind: str) -> str:
         """Cluster.APIEnablement (cluster_helper.go): APIEnabled when listed; else APIDisabled if the list
         is complete, APIUnknown if not."""
@@ -265,6 +270,14 @@ class Binding:
     @cached_property
     def cluster_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.clusters)
+
+    @cached_property
+    def status_by_cluster(self) -> dict[str, ClusterStatus]:
+        """status.aggregatedStatus by cluster: the first item of each."""
+        out: dict[str, ClusterStatus] = {}
+        for status in self.aggregated_status:
+            out.setdefault(status.cluster, status)
+        return out
 
     @property
     def replicas_by_cluster(self) -> dict[str, int]:

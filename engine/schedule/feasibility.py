@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
 from weakref import WeakValueDictionary
@@ -60,6 +61,8 @@ class Feasibility:
         self._alone: dict[Reason, tuple[Reason]] = {}  # each reason as the one reason of a cluster, shared
         self._termed = any(r.term is not None for r in compiled.rules)  # rules of clusterAffinities terms
         self._shared_cache: dict[tuple[str, str | None, bool], Shared] = {}
+        # the result each replaced, taken back when the policy's decisions are again those it was made of
+        self._shared_before: dict[tuple[str, str | None, bool], Shared] = {}
         # bindings' rejections alike, shared while a placement holds them (Feasibility._overlay)
         self._overlays: WeakValueDictionary[tuple[int, int, int], RejectionsOverlay] = WeakValueDictionary()
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
@@ -108,6 +111,15 @@ class Feasibility:
         if cached is not None and cached.revision == revision and cached.candidates is self.candidates:
             return cached
         raw = self.session.decision_parts(scope)
+        # the decisions those of the result in force, or of the one it replaced (a sweep's scenario undone): it stands
+        for known in (cached, self._shared_before.get((policy, term, overflows))):
+            if known is not None and known.candidates is self.candidates and _same_parts(known.raw, raw):
+                known.revision = revision
+                if known is not cached:
+                    if cached is not None:
+                        self._shared_before[(policy, term, overflows)] = cached
+                    self._shared_cache[(policy, term, overflows)] = known
+                return known
         rescued = frozenset(c for c, tier in tiers.items() if tier not in (0, NO_TIER)) if tiers else None
         # the result it is updated from: of the same candidates and parts
         before = cached if cached is not None and cached.candidates is self.candidates else None
@@ -145,6 +157,8 @@ class Feasibility:
             exemptable=[d for info in infos for d in info.exemptable],
             prefers=any(info.prefers for info in infos),
         )
+        if cached is not None:
+            self._shared_before[(policy, term, overflows)] = cached
         self._shared_cache[(policy, term, overflows)] = shared
         return shared
 
@@ -241,7 +255,7 @@ class Feasibility:
         """The binding's filter stage for one term: the policy's shared result, overlaid with the binding's own
         decisions (``own``: its own and its group scope's that apply to it) and the exemptions it meets."""
         lists = {"clusters": frozenset(binding.cluster_names)} if binding.cluster_names else {}
-        gone = {id(d) for d in shared.exemptable if not applies(d, lists)} if lists else set()
+        gone = shared.exempted(lists) if lists else set()
         mine = [d for d in own if self._counts(d, shared.term)] if self._termed else own
         applied: Sequence[Decision] = (
             [*(d for d in shared.decisions if id(d) not in gone), *mine] if gone else Joined(shared.decisions, mine)
@@ -314,6 +328,23 @@ class Shared:
     exemptable: list[Decision]
     prefers: bool
 
+    @cached_property
+    def exempt_by(self) -> dict[tuple[str, str], list[Decision]]:
+        """The exemptable decisions by each (list field, value) of their exemptions."""
+        out: dict[tuple[str, str], list[Decision]] = {}
+        for d in self.exemptable:
+            for pair in d.exempt:
+                out.setdefault(pair, []).append(d)
+        return out
+
+    def exempted(self, lists: Mapping[str, frozenset[str]]) -> set[int]:
+        """The ids of the exemptable decisions a binding with ``lists`` meets an exemption of (``applies``: False),
+        looked up by its values where they are fewer than the decisions."""
+        if sum(len(values) for values in lists.values()) >= len(self.exemptable):
+            return {id(d) for d in self.exemptable if not applies(d, lists)}
+        by = self.exempt_by
+        return {id(d) for name, values in lists.items() for v in values for d in by.get((name, v), ())}
+
 
 @dataclass(frozen=True, slots=True)
 class PartInfo:
@@ -323,6 +354,14 @@ class PartInfo:
     by_cluster: dict[str, list[Decision]]  # the part's rejections of each cluster, in the part's order
     exemptable: list[Decision]
     prefers: bool
+
+
+def _same_parts(a: Sequence[Sequence[Decision]], b: Sequence[Sequence[Decision]]) -> bool:
+    """Whether two results' parts are the same decisions, the same objects in the same order."""
+    return len(a) == len(b) and all(
+        x is y or (len(x) == len(y) and all(d is e for d, e in zip(x, y, strict=True)))
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 def part_info(part: Sequence[Decision]) -> PartInfo:

@@ -134,11 +134,13 @@ class Waiting:
     def occupy(self, group: str, before: Sequence[str], after: Sequence[str]) -> None:
         """A member of the anti-affinity group moved from the clusters ``before`` to ``after``."""
         occupied = self._occupied[group]
-        occupied.update(after)
-        occupied.subtract(before)
-        for cluster in set(before).difference(after):
-            if occupied[cluster] <= 0:
-                del occupied[cluster]
+        kept = set(before).intersection(after) if before and after else ()
+        occupied.update(c for c in after if c not in kept)
+        for cluster in before:
+            if cluster not in kept:
+                occupied[cluster] -= 1
+                if occupied[cluster] <= 0:
+                    del occupied[cluster]
         if self._waiting_on.get((ANTI, group)):
             self._moved.add(group)
 
