@@ -23,7 +23,7 @@ from engine.compile.encoding import Symbols
 from engine.compile.policies import tolerations
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, Span, listed, warning
-from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, rfc3339
+from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
 from engine.inputs.matching import taint_changes
 from engine.kube import gojson, gotime
 from engine.kube.jsonpath import JsonPathError
@@ -431,9 +431,9 @@ def _evict(binding: Binding, cluster: str, task: EvictionTask) -> Binding:
         after = tuple(t for t in after if t.name != cluster)
     clusters = binding.clusters[:at] + after
     if any(t.from_cluster == cluster for t in binding.eviction_tasks):
-        return replace(binding, clusters=clusters)
-    task = replace(task, replicas=target.replicas if target.replicas > 0 else None)
-    return replace(binding, clusters=clusters, eviction_tasks=(*binding.eviction_tasks, task))
+        return evolve(binding, clusters=clusters)
+    task = evolve(task, replicas=target.replicas if target.replicas > 0 else None)
+    return evolve(binding, clusters=clusters, eviction_tasks=(*binding.eviction_tasks, task))
 
 
 def _task(world: World, binding: Binding, cluster: str, app: bool, before: tuple[str, ...] = ()) -> EvictionTask:
@@ -698,7 +698,7 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
     for task in binding.eviction_tasks:
         if task.creation_timestamp is None or task.creation_timestamp == world.now:
             # first sight: stamped, never assessed in the same pass (karmada-reference.md §7.2 quirk 10)
-            kept.append(replace(task, creation_timestamp=task.creation_timestamp or world.now))
+            kept.append(task if task.creation_timestamp else evolve(task, creation_timestamp=world.now))
             continue
         timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
         if task.suppress_deletion is not None:
@@ -707,7 +707,9 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
             dropped.append(task)  # timed out (strictly), or every new cluster is Healthy (vacuous if none)
         else:
             kept.append(task)
-    return replace(binding, eviction_tasks=tuple(kept)), dropped
+    if not dropped and all(a is b for a, b in zip(kept, binding.eviction_tasks, strict=True)):
+        return binding, dropped  # as it was: the same binding
+    return evolve(binding, eviction_tasks=tuple(kept)), dropped
 
 
 def injected_labels(binding: Binding, cluster: str, gate: bool = True) -> dict[str, str]:

@@ -38,7 +38,16 @@ from engine.failover.controllers import (
     task_timeout,
 )
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import Cluster, ClusterStatus, Condition, Taint, TargetCluster, rfc3339, scheduling_taints
+from engine.inputs.facts import (
+    Cluster,
+    ClusterStatus,
+    Condition,
+    Taint,
+    TargetCluster,
+    evolve,
+    rfc3339,
+    scheduling_taints,
+)
 from engine.inputs.matching import taint_by_policies, taint_changes
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
@@ -209,7 +218,7 @@ class Simulator:
         # the bindings whose tasks or Works can change: those changed since the last step, those with tasks
         for key in sorted(world.bindings.changed | world.bindings.with_tasks):
             binding, dropped = graceful_eviction(world, world.bindings[key])
-            if binding != world.bindings[key]:
+            if binding is not world.bindings[key] and binding != world.bindings[key]:
                 world.bindings[key] = binding
                 self.store.update_binding(binding)
             for task in dropped:
@@ -266,7 +275,7 @@ class Simulator:
         else:  # spec.clusters as the scheduler writes them: each cluster with the replicas it assigned
             targets = tuple(TargetCluster(c, replicas.get(c, 0)) for c in placement.clusters)
         if targets != binding.clusters:
-            self.world.bindings[key] = replace(binding, clusters=targets)
+            self.world.bindings[key] = evolve(binding, clusters=targets)
             self.store.update_binding(self.world.bindings[key])
         kind = EntryKind.UNSCHEDULABLE if placement.unschedulable else EntryKind.SCHEDULED
         if placement.clusters != binding.cluster_names or placement.unschedulable:
