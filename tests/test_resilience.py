@@ -496,3 +496,60 @@ def test_kept_keys_of_watched_bindings_follow_what_changed() -> None:
     bindings[c] = replace(bindings[c], clusters=())
     waiting.changed(("owner", f"b/{a}"))
     assert check() == set()
+
+
+# web may run on m1 only and tolerates the not-ready NoExecute taint for 30 s: once m1 has it, the taint manager
+# evicts web at each 10 s sweep and the scheduler places it back on m1 (the toleration passes the filter), for as
+# long as the taint stands (tests/test_simulate_loops.py cites Karmada's taint manager and TaintToleration filter)
+NEVER_SETTLES = """apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    clusterAffinity: {clusterNames: [m1]}
+    clusterTolerations:
+    - {key: cluster.karmada.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 30}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec: {replicas: 1}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: m1}
+status: {apiEnablements: [{groupVersion: apps/v1, resources: [{kind: Deployment, name: deployments}]}]}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: m2}
+status: {apiEnablements: [{groupVersion: apps/v1, resources: [{kind: Deployment, name: deployments}]}]}
+"""
+
+
+def test_a_scenario_whose_fleet_never_settles_says_so(tmp_path: Path) -> None:
+    """m1 failing: web is evicted and placed back every 10 s for as long as the taint stands (24 h in a sweep). The
+    scenario says so (its ``repeats``: the loop as the timeline finds it, once the times that started it are past
+    every span the controllers compare: the 10 min eviction timeout), in JSON and text, and the sweep warns once; m2
+    failing settles and says nothing."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(NEVER_SETTLES)
+    args = ["resilience", str(fleet), "--facts", str(fleet), "--workers", "1"]
+    result = CliRunner().invoke(main, [*args, "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    by = {s["scenario"]: s for s in json.loads(result.stdout)["scenarios"]}
+    assert by["m2"]["repeats"] == []
+    assert by["m1"]["repeats"] == [{"after": "610s", "every": "10s", "bindings": ["shop/web-deployment"]}]
+    assert by["m1"]["evicted"]  # measured where the loop is found: evicted, placed back on m1
+    said = [line for line in result.stderr.splitlines() if "never settle" in line]
+    assert said == [
+        "resilience: warning: 1 scenario never settles: m1 (shop/web-deployment: what happens after 610s happens "
+        "again every 10s); Karmada's controllers and scheduler would keep it up: each is measured where its loop "
+        "is found"
+    ]
+    text = CliRunner().invoke(main, args).stdout
+    assert "  never settles: what happens after 610s happens again every 10s: shop/web-deployment\n" in text
+    settled = CliRunner().invoke(main, ["resilience", str(EXAMPLES / "flink-ha" / "policy.fr"), "--facts",
+                                        str(EXAMPLES / "flink-ha" / "facts"), "--workers", "1"])  # fmt: skip
+    assert settled.exit_code == 0 and "never settle" not in settled.stderr + settled.stdout

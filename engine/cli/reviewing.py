@@ -27,6 +27,7 @@ from engine.review.resilience import (
     RESILIENCE_GATES,
     Impact,
     anyway,
+    never_settle,
     nothing_fails,
     resilience_changes,
     scenarios,
@@ -173,9 +174,10 @@ def resilience(
             quiet, *impacts = sweep(
                 rule_set, loaded, [nothing_fails(chosen[0]), *plan], flags, workers, address, advance, reference
             )
-        words = anyway(quiet)
-        if said and words is not None:
-            warn(warning(words, subject="resilience"))
+        if said:
+            for words in (anyway(quiet), never_settle([quiet, *impacts])):
+                if words is not None:
+                    warn(warning(words, subject="resilience"))
         return impacts
 
     new = run(rule_set, "scenarios", True)

@@ -51,7 +51,7 @@ def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
                 v.ljust(w) if c < 2 else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths, strict=True))
             ).rstrip()
         )
-    details = [i for i in order if i.moves or i.spread_lost or i.state_lost]
+    details = [i for i in order if i.moves or i.spread_lost or i.state_lost or i.repeats]
     for i in details:
         lines.append("")
         lines.append(f"if {i.scenario.name} {FAILURES[i.scenario.failure]}:")
@@ -60,6 +60,9 @@ def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
             lines.append(f"  anti-affinity groups on fewer clusters: {_list(i.spread_lost)}")
         for binding, why in i.state_lost:
             lines.append(f"  state lost: {binding}: {why}")
+        for loop in i.repeats:
+            rules = f" (evictions by {', '.join(loop.rules)})" if loop.rules else ""
+            lines.append(f"  never settles: {loop.said}: {_list(loop.bindings)}{rules}")
     return "\n".join(lines) + "\n"
 
 

@@ -94,6 +94,30 @@ class Move:
 
 
 @dataclass(frozen=True)
+class Repeat:
+    """A loop the scenario's fleet never leaves (engine.failover.simulate, ``repeats``): from ``after`` seconds past
+    the failure, the same stretch every ``every`` for as long as the failure stands, which Karmada's controllers and
+    scheduler would keep up (a NoExecute taint a policy tolerates for a while on its only cluster; a rule that
+    evicts without the filter that goes with it)."""
+
+    after: int  # seconds after the failure
+    every: str  # "10s"
+    bindings: tuple[str, ...]  # the bindings the stretch changes
+    rules: tuple[str, ...] = ()  # the rules whose evictions it makes: "NAME (FILE:LINE)"
+
+    @property
+    def said(self) -> str:
+        """In words, as a simulation's timeline says it (simulate's ``loop_warnings``)."""
+        return f"what happens after {self.after}s happens again every {self.every}"
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"after": f"{self.after}s", "every": self.every, "bindings": list(self.bindings)}
+        if self.rules:
+            out["rules"] = list(self.rules)
+        return out
+
+
+@dataclass(frozen=True)
 class Impact:
     """What a scenario did to the fleet, against the base state."""
 
@@ -107,6 +131,7 @@ class Impact:
     replicas_lost: int = 0  # replicas the fleet runs fewer of afterwards
     sources: tuple[str, ...] = ()  # FILE:LINE of the policies of the bindings left unschedulable
     moves: tuple[Move, ...] = ()  # each binding moved or left unschedulable: from where to where, with what state
+    repeats: tuple[Repeat, ...] = ()  # the loops its fleet never leaves: measured where each is found
 
     @property
     def harms(self) -> frozenset[str]:
@@ -147,6 +172,7 @@ class Impact:
             "replicasLost": self.replicas_lost,
             "sources": list(self.sources),
             "moves": [m.data() for m in self.moves],
+            "repeats": [r.data() for r in self.repeats],
         }
 
 
@@ -208,6 +234,24 @@ def anyway(impact: Impact, shown: int = 3) -> str | None:
         f"with no cluster failing, the fleet changes anyway before the simulation's horizon: {'; '.join(moved[:shown])}"
         f"{more} (a failover or an eviction already under way in the snapshot); every scenario's impact includes "
         "what follows from it"
+    )
+
+
+def never_settle(impacts: Sequence[Impact], shown: int = 3) -> str | None:
+    """In words, the scenarios whose fleet never settles (``Impact.repeats``); None if none."""
+    looping = [i for i in impacts if i.repeats]
+    if not looping:
+        return None
+    said = []
+    for i in looping[:shown]:
+        loop = i.repeats[0]
+        more = f" and {len(loop.bindings) - shown} more" if len(loop.bindings) > shown else ""
+        said.append(f"{i.scenario.name} ({', '.join(loop.bindings[:shown])}{more}: {loop.said})")
+    more = f" and {len(looping) - shown} more" if len(looping) > shown else ""
+    verb = "scenario never settles" if len(looping) == 1 else "scenarios never settle"
+    return (
+        f"{len(looping)} {verb}: {'; '.join(said)}{more}; Karmada's controllers and scheduler would keep it up: "
+        "each is measured where its loop is found"
     )
 
 
@@ -292,7 +336,7 @@ class Base:
     def _impact(self, scenario: Scenario, entries: Sequence[Entry]) -> Impact:
         world = self.simulator.world
         touched = sorted(world.bindings.touched)
-        evicted, preserved, lost = [], [], []
+        evicted, preserved, lost, repeats = [], [], [], []
         failed_placement = set()
         state: dict[str, dict[str, str]] = defaultdict(dict)  # binding → the labels its evictions preserved
         for e in entries:
@@ -307,6 +351,10 @@ class Base:
                 failed_placement.add(e.binding)
             elif e.kind is EntryKind.SCHEDULED:
                 failed_placement.discard(e.binding)
+            elif e.kind is EntryKind.REPEATS:
+                since = int((dt.datetime.fromisoformat(str(e.detail["after"])) - BASE_TIME).total_seconds())
+                bindings, rules = tuple(e.detail["bindings"]), tuple(e.detail.get("rules", ()))
+                repeats.append(Repeat(since, str(e.detail["every"]), bindings, rules))
         moved, unschedulable, replicas_lost, moves = [], [], 0, []
         for key in touched:
             before, after = self.bindings[key], world.bindings[key]
@@ -336,6 +384,7 @@ class Base:
             replicas_lost,
             tuple(sorted({self.sources[key] for key in unschedulable if key in self.sources})),
             tuple(moves),
+            tuple(repeats),
         )
 
 
