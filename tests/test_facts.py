@@ -123,3 +123,43 @@ def test_an_annotation_key_is_checked_lowercased_and_a_label_key_as_it_is() -> N
     meta = {"name": "w", "namespace": "n", "labels": {"Example.com/owner": "team"}}
     with pytest.raises(FactError, match="prefix part"):
         load_facts(objects=[{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta}])
+
+
+def test_evolve_is_replace_and_keeps_only_the_cached_properties_that_still_hold() -> None:
+    """engine.inputs.facts.evolve, which a simulation changes bindings and tasks with at every step, gives what
+    dataclasses.replace gives; a cached property made of a field that changed is made again, the others kept."""
+    from dataclasses import fields, replace
+    from functools import cached_property
+
+    from engine.inputs import facts
+    from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster, evolve
+
+    cached = {n for n, v in vars(Binding).items() if isinstance(v, cached_property)}
+    assert cached == set(facts._MADE_OF)  # a new cached property says what it is made of
+    assert set().union(*facts._MADE_OF.values()) <= {f.name for f in fields(Binding)}
+    binding = Binding(
+        "shop",
+        "web",
+        "Deployment",
+        clusters=(TargetCluster("a", 1), TargetCluster("b", 2)),
+        aggregated_status=(ClusterStatus("a", "Healthy"), ClusterStatus("a", "Unhealthy")),
+    )
+    changes: list[dict[str, Any]] = [
+        {"clusters": (TargetCluster("c", 3),)},
+        {"aggregated_status": (ClusterStatus("b", "Unhealthy"),)},
+        {"name": "api"},
+        {"namespace": "ops"},
+        {"cluster_scoped": True},
+        {"eviction_tasks": (EvictionTask("a"),), "replicas": 4},
+    ]
+    for change in changes:
+        for prop in cached:
+            getattr(binding, prop)  # made, and kept on the binding
+        made, expected = evolve(binding, **change), replace(binding, **change)
+        assert made == expected and type(made) is Binding, change
+        for prop in cached:
+            assert getattr(made, prop) == getattr(expected, prop), (change, prop)
+    task = EvictionTask("a")
+    assert evolve(task, replicas=2) == replace(task, replicas=2)
+    with pytest.raises(TypeError, match="no field 'cluster'"):
+        evolve(binding, cluster=())

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine import load_facts, load_rules
+from engine.backend.durable import DurableSession
 from engine.cli import main
 from engine.errors import UsageError
 from engine.inputs.facts import Facts, TargetCluster
@@ -553,3 +554,24 @@ def test_a_scenario_whose_fleet_never_settles_says_so(tmp_path: Path) -> None:
     settled = CliRunner().invoke(main, ["resilience", str(EXAMPLES / "flink-ha" / "policy.fr"), "--facts",
                                         str(EXAMPLES / "flink-ha" / "facts"), "--workers", "1"])  # fmt: skip
     assert settled.exit_code == 0 and "never settle" not in settled.stderr + settled.stdout
+
+
+def test_a_scenario_undone_leaves_the_base_as_it_was_the_same_objects() -> None:
+    """After a scenario, the base's placement batches and each policy's shared result are the very objects they
+    were (a batch placed as it was is that batch again; a shared result whose decisions are again those it was made
+    of stands): the next scenario finds what the base made, nothing made again."""
+    rules, facts = _flink_ha()
+    base = Base(rules, facts, ON)
+    feasibility, session = base.scheduler.feasibility, base.scheduler.session
+    assert isinstance(session, DurableSession)
+    policies = [(name, w) for name in sorted(feasibility.policies) for w in (True, False)]
+    before = {p: feasibility.feasible_now(*p) for p in policies}
+    batches = dict(session._batches)
+    evicting = 0
+    for scenario in scenarios(facts.clusters):
+        evicting += bool(base.run(scenario).evicted)  # the scenario changed the fleet
+        assert all(session._batches.get(k) is b for k, b in batches.items()), scenario.name
+        for p in policies:
+            assert all(a is b for a, b in zip(feasibility.feasible_now(*p), before[p], strict=True)), (scenario, p)
+    assert evicting >= 2 and batches
+    base.close()

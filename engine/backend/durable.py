@@ -418,8 +418,8 @@ class DurableSession:
         # batches (Session.place) by id: kept whole (a Batch, its facts made when read) when no engine rule reads
         # their type; else their facts asserted one by one, with the common part and each fact's part and id
         self._batches: dict[str, Batch | tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]] = {}
-        # without explanations (no fact id is ever shown): each batch's batch before its last change, put back when
-        # the batch is placed as it was (a sweep's scenario undone) instead of its parts numbered again
+        # without explanations (no fact id is ever shown): each batch's batch before its last change (or retracted),
+        # put back when the batch is placed as it was (a sweep's scenario undone) instead of its parts numbered again
         self._previous: dict[str, Batch] = {}
         _SESSIONS[self.sid] = self
 
@@ -601,9 +601,13 @@ class DurableSession:
                 self._changed(fact_type, batch.common)
             return batch.id
         else:
+            before = self._previous.pop(batch_id, None) if batch_id is not None and old is None else None
             if batch_id is not None:
                 self.retract(batch_id)
-            batch = Batch(f"{fact_type[:2]}{next(self._ids)}", whole, tuple(parts), range(len(parts)), len(parts))
+            if before is not None and _same_parts(before.parts, parts) and before.common == whole:
+                batch = before  # placed again as it was when retracted: that very batch again
+            else:
+                batch = Batch(f"{fact_type[:2]}{next(self._ids)}", whole, tuple(parts), range(len(parts)), len(parts))
         self._batches[batch.id] = batch
         if fact_type in self.program.planned_types:
             self.index.add_batch(fact_type, batch)
@@ -720,7 +724,8 @@ class DurableSession:
         """Retract a fact, and withdraw every decision and derived fact that depended on it."""
         batch = self._batches.pop(fact_id, None)
         if isinstance(batch, Batch):
-            self._previous.pop(batch.id, None)
+            if not self.explained:  # placed again as it was (``place`` with its id), it is this batch again
+                self._previous[batch.id] = batch
             if self.explained:
                 self._retired_batches[batch.id].append(batch)
             fact_type = batch.common["t"]

@@ -303,25 +303,37 @@ class Facts:
 
 
 Fact = TypeVar("Fact", "Binding", "EvictionTask")
-_FIELDS: dict[type, tuple[frozenset[str], tuple[str, ...]]] = {}  # a class's fields, and its cached properties
+# a class's fields, and each of its cached properties with the fields it is made of (None: any)
+_FIELDS: dict[type, tuple[frozenset[str], tuple[tuple[str, frozenset[str] | None], ...]]] = {}
+# the fields each of a binding's cached properties is made of: kept by ``evolve`` while they stay
+_MADE_OF = {
+    "key": frozenset({"name", "namespace", "cluster_scoped"}),
+    "cluster_names": frozenset({"clusters"}),
+    "status_by_cluster": frozenset({"aggregated_status"}),
+}
 
 
 def evolve(fact: Fact, **changes: Any) -> Fact:
     """``dataclasses.replace`` for the frozen facts a simulation changes at every step (a binding's targets and
-    tasks): the same fields but ``changes``, its cached properties made again when read, without ``__init__``
-    (27 fields set one by one: a twentieth of a resilience sweep)."""
+    tasks): the same fields but ``changes``, without ``__init__`` (27 fields set one by one: a twentieth of a
+    resilience sweep); a cached property made of fields that changed is made again when read, the others kept."""
     cls = type(fact)
     known = _FIELDS.get(cls)
     if known is None:
-        cached = tuple(n for n, v in vars(cls).items() if isinstance(v, cached_property))
+        cached = tuple(
+            (n, _MADE_OF.get(n) if cls is Binding else None)
+            for n, v in vars(cls).items()
+            if isinstance(v, cached_property)
+        )
         known = _FIELDS[cls] = (frozenset(f.name for f in fields(cls)), cached)
     if not changes.keys() <= known[0]:
         raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - known[0])[0]!r}")
     made = object.__new__(cls)
     state = made.__dict__
     state.update(fact.__dict__)
-    for name in known[1]:
-        state.pop(name, None)
+    for name, made_of in known[1]:
+        if made_of is None or not made_of.isdisjoint(changes):
+            state.pop(name, None)
     state.update(changes)
     return made
 

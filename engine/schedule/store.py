@@ -66,6 +66,9 @@ class FactStore:
         # binding key → its placements' batch (None: none yet), of the bindings whose placements only rules that
         # evict read, placed on ``placed`` when failover asks for evictions (``evictions``), not at every change
         self._deferred: dict[str, str | None] = {}
+        # binding key → its placements' batch retracted when it was left without clusters: placed again with that id
+        # (Session.place: the very batch again, when placed as it was)
+        self._retracted: dict[str, str] = {}
         self._members: dict[tuple[str, str], tuple[str, ...]] = {}  # (owner, list field) → its member facts' values
         # (owner key, what) → the facts asserted for it and their batch (Session.place)
         self._owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
@@ -252,13 +255,14 @@ class FactStore:
         self.placed[key] = tuple(clusters)
         if old is not None and old[1] is not None:
             self.session.retract(old[1])
-        batch_id = old[0] if old is not None else deferred
+        batch_id = old[0] if old is not None else deferred if deferred is not None else self._retracted.pop(key, None)
         ungrouped = self.compiled.ungrouped
         if not clusters or not (b["affinity_group"] or b["anti_affinity_group"] or "placement" in ungrouped):
             if clusters and self.compiled.evicts_by_placement:
                 self._deferred[key] = batch_id  # only rules that evict read them: made when they are asked
             elif batch_id is not None:
                 self.session.retract(batch_id)
+                self._retracted[key] = batch_id
             return  # no rule could match its placements now (saves a third of the engine's work at scale)
         batch, scheduled = self._put(key, clusters, batch_id)
         marker = None
