@@ -19,6 +19,7 @@ from engine.inputs.rules import RuleSet
 from engine.render.resilience import to_json, to_sarif, to_text
 from engine.review.resilience import Base, Scenario, scenarios, sweep
 from tests.gates import ON
+from tests.test_simulate_loops import TOLERATED
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -499,34 +500,12 @@ def test_kept_keys_of_watched_bindings_follow_what_changed() -> None:
     assert check() == set()
 
 
-# web may run on m1 only and tolerates the not-ready NoExecute taint for 30 s: once m1 has it, the taint manager
-# evicts web at each 10 s sweep and the scheduler places it back on m1 (the toleration passes the filter), for as
-# long as the taint stands (tests/test_simulate_loops.py cites Karmada's taint manager and TaintToleration filter)
-NEVER_SETTLES = """apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: shop}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-  placement:
-    clusterAffinity: {clusterNames: [m1]}
-    clusterTolerations:
-    - {key: cluster.karmada.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 30}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec: {replicas: 1}
----
-apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata: {name: m1}
-status: {apiEnablements: [{groupVersion: apps/v1, resources: [{kind: Deployment, name: deployments}]}]}
----
-apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata: {name: m2}
-status: {apiEnablements: [{groupVersion: apps/v1, resources: [{kind: Deployment, name: deployments}]}]}
-"""
+# tests/test_simulate_loops.py's fleet, its toleration of the not-ready taint a sweep's no-execute failure adds, and
+# a second cluster: web may run on m1 only and tolerates that NoExecute taint for 30 s, so once m1 has it the taint
+# manager evicts web at each 10 s sweep and the scheduler places it back on m1 (the toleration passes the filter)
+NEVER_SETTLES = TOLERATED.replace("key: k2,", "key: cluster.karmada.io/not-ready,") + (
+    "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m2}\n"
+)
 
 
 def test_a_scenario_whose_fleet_never_settles_says_so(tmp_path: Path) -> None:
