@@ -221,7 +221,7 @@ def test_what_the_fleet_does_with_nothing_failing_is_said_once(example: str) -> 
     """flink-checkpoint's fraud-detector is Unhealthy on member1 in the snapshot: its application failover moves it
     within the horizon whichever cluster fails, and in no scenario because of it. The sweep runs one scenario with
     nothing failing beside the others and says what it does (not listed among the scenarios, which still include
-    it); flink-ha, settled, gets no such word."""
+    it, told apart: ``anyway``); flink-ha, settled, gets no such word."""
     folder = EXAMPLES / example
     args = ["resilience", str(folder / "policy.fr"), "--facts", str(folder / "facts"), "--workers", "1", "-o", "json"]
     result = CliRunner().invoke(main, args)
@@ -554,3 +554,26 @@ def test_a_scenario_undone_leaves_the_base_as_it_was_the_same_objects() -> None:
             assert all(a is b for a, b in zip(feasibility.feasible_now(*p), before[p], strict=True)), (scenario, p)
     assert evicting >= 2 and batches
     base.close()
+
+
+def test_a_move_the_fleet_makes_with_nothing_failing_is_told_apart_from_the_failures_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """flink-checkpoint's fraud-detector moves member1 -> member2 with nothing failing (its application failover):
+    the scenarios whose move is that very one mark it (``anyway``; text: "as with no cluster failing"); member2
+    failing sends it to member3, the failure's own move, unmarked (StatefulFailoverInjection off: no state rides
+    with it, and the taint on member2 keeps it off member2)."""
+    monkeypatch.setenv("FLEETRULES_CONTROLLER", "enable-no-execute-taint-eviction=true feature-gates=Failover=true")
+    folder = EXAMPLES / "flink-checkpoint"
+    args = ["resilience", str(folder / "policy.fr"), "--facts", str(folder / "facts"), "--workers", "1"]
+    result = CliRunner().invoke(main, [*args, "-o", "json"])
+    assert result.exit_code == 0, result.stderr
+    moves = {s["scenario"]: s["moves"] for s in json.loads(result.stdout)["scenarios"]}
+    fraud = "streaming/fraud-detector-flinkdeployment"
+    assert moves["member2"] == [{"binding": fraud, "left": ["member1"], "took": ["member3"], "stays": 0}]
+    for scenario in ("member1", "member3", "member4"):
+        (move,) = moves[scenario]
+        assert move["took"] == ["member2"] and move["anyway"] is True, scenario
+    text = CliRunner().invoke(main, args).stdout
+    assert f"  {fraud}: member1 -> member3\n" in text
+    assert text.count("(as with no cluster failing)") == 3

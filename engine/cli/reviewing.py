@@ -32,6 +32,7 @@ from engine.review.resilience import (
     resilience_changes,
     scenarios,
     sweep,
+    told_apart,
 )
 from engine.review.testing import TEST_SUFFIX, run_tests
 
@@ -178,7 +179,7 @@ def resilience(
             for words in (anyway(quiet), never_settle([quiet, *impacts])):
                 if words is not None:
                     warn(warning(words, subject="resilience"))
-        return impacts
+        return told_apart(impacts, quiet)
 
     new = run(rule_set, "scenarios", True)
     write_report(report_path, lambda: report_html(package_version(), resilience=new, title="fleetrules: resilience"))

@@ -74,6 +74,8 @@ def move_line(m: Move) -> str:
         line += f" (stays on {plural(m.stays, 'other cluster')})" if m.left else f" (and stays on {m.stays})"
     if m.state:
         line += ", carrying " + ", ".join(f"{k}={v}" for k, v in m.state)
+    if m.anyway:
+        line += " (as with no cluster failing)"
     return line
 
 

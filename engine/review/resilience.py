@@ -25,7 +25,7 @@ import sys
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.collector import with_fewer_collections
@@ -73,6 +73,8 @@ class Move:
     stays: int = 0  # how many of its clusters it keeps
     # the labels its eviction tasks preserved (statePreservation), injected on the new clusters
     state: tuple[tuple[str, str], ...] = ()
+    # the very move the fleet makes with no cluster failing (``nothing_fails``): not the scenario's doing
+    anyway: bool = False
 
     @classmethod
     def of(cls, binding: str, before: Sequence[str], after: Sequence[str], state: tuple[tuple[str, str], ...]) -> Move:
@@ -90,6 +92,8 @@ class Move:
         out["stays"] = self.stays
         if self.state:
             out["preservedState"] = dict(self.state)
+        if self.anyway:
+            out["anyway"] = True
         return out
 
 
@@ -235,6 +239,21 @@ def anyway(impact: Impact, shown: int = 3) -> str | None:
         f"{more} (a failover or an eviction already under way in the snapshot); every scenario's impact includes "
         "what follows from it"
     )
+
+
+def told_apart(impacts: Sequence[Impact], quiet: Impact) -> list[Impact]:
+    """``impacts`` with each move the fleet makes with no cluster failing (``quiet``, the ``nothing_fails``
+    scenario's impact: the same binding, from and to the same clusters, with the same state) marked ``anyway``: a
+    move that differs because of the failure is the scenario's own."""
+    same = set(quiet.moves)
+    if not same:
+        return list(impacts)
+    return [
+        replace(i, moves=tuple(replace(m, anyway=True) if m in same else m for m in i.moves))
+        if any(m in same for m in i.moves)
+        else i
+        for i in impacts
+    ]
 
 
 def never_settle(impacts: Sequence[Impact], shown: int = 3) -> str | None:
