@@ -577,3 +577,26 @@ def test_a_move_the_fleet_makes_with_nothing_failing_is_told_apart_from_the_fail
     text = CliRunner().invoke(main, args).stdout
     assert f"  {fraud}: member1 -> member3\n" in text
     assert text.count("(as with no cluster failing)") == 3
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_anti_affinity_groups_clusters_follow_its_members_moves(seed: int) -> None:
+    """Waiting.occupy: a group's clusters, counted, are its members' clusters as they are after any moves, clusters
+    a member's spec.clusters names twice counted as named (a user's binding may), none left at zero."""
+    import random
+    from collections import Counter
+
+    from engine.schedule.waiting import Waiting
+
+    rng = random.Random(seed)
+    waiting = Waiting(lambda policy, workload: ())
+    members: dict[str, list[str]] = {m: [] for m in ("a", "b", "c")}
+    for _ in range(200):
+        member = rng.choice(list(members))
+        after = rng.sample(["m1", "m2", "m3", "m4", "m5"], rng.randint(0, 3))
+        if after and rng.random() < 0.2:
+            after.append(after[0])  # named twice
+        waiting.occupy("ns/g", members[member], after)
+        members[member] = after
+        expected = Counter(c for clusters in members.values() for c in clusters)
+        assert dict(waiting._held_by("ns/g")) == dict(expected)

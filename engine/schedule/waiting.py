@@ -134,13 +134,18 @@ class Waiting:
     def occupy(self, group: str, before: Sequence[str], after: Sequence[str]) -> None:
         """A member of the anti-affinity group moved from the clusters ``before`` to ``after``."""
         occupied = self._occupied[group]
-        kept = set(before).intersection(after) if before and after else ()
-        occupied.update(c for c in after if c not in kept)
-        for cluster in before:
-            if cluster not in kept:
-                occupied[cluster] -= 1
-                if occupied[cluster] <= 0:
-                    del occupied[cluster]
+        was, now = set(before), set(after)
+        if len(was) == len(before) and len(now) == len(after):  # no cluster named twice: where they differ only
+            occupied.update(c for c in after if c not in was)
+            gone = [c for c in before if c not in now]
+            occupied.subtract(gone)
+        else:  # a binding's spec.clusters naming a cluster twice: counted as named
+            occupied.update(after)
+            occupied.subtract(before)
+            gone = [c for c in was if c not in now]
+        for cluster in gone:
+            if occupied[cluster] <= 0:
+                del occupied[cluster]
         if self._waiting_on.get((ANTI, group)):
             self._moved.add(group)
 
