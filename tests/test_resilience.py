@@ -600,3 +600,29 @@ def test_an_anti_affinity_groups_clusters_follow_its_members_moves(seed: int) ->
         members[member] = after
         expected = Counter(c for clusters in members.values() for c in clusters)
         assert dict(waiting._held_by("ns/g")) == dict(expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_exemptions_a_binding_meets_looked_up_by_value_are_those_each_decision_tested_gives(seed: int) -> None:
+    """Shared.exempted: for a binding with fewer list values than the policy's exemptable decisions it looks the
+    decisions up by value (a Duplicated binding on 50 of 1,000 clusters); the ids are those testing each decision
+    with ``applies`` gives, whichever way is taken."""
+    import random
+
+    from engine.backend.protocol import Decision
+    from engine.schedule.feasibility import Shared, applies
+
+    rng = random.Random(seed)
+    clusters = [f"m{i}" for i in range(30)]
+    exemptable = [
+        Decision(0, frozenset(), "s", c, exempt=tuple(("clusters", x) for x in rng.sample(clusters, rng.randint(1, 2))))
+        for c in clusters
+    ]
+    from dataclasses import fields
+
+    given: dict[str, Any] = {f.name: None for f in fields(Shared)} | {"exemptable": exemptable, "prefers": False}
+    shared = Shared(**given)  # only what ``exempted`` reads
+    for size in (0, 1, 3, 29, 30):
+        lists = {"clusters": frozenset(rng.sample(clusters, size)), "name": frozenset({"w"})}
+        expected = {id(d) for d in exemptable if not applies(d, lists)}
+        assert shared.exempted(lists) == expected, size

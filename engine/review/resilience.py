@@ -29,12 +29,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.collector import with_fewer_collections
-from engine.errors import NO_SPAN, UsageError
+from engine.errors import NO_SPAN, UsageError, listed
 from engine.evaluate import scheduler_for
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event, EventKind
-from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts
+from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, EntryKind
 
@@ -264,8 +264,7 @@ def never_settle(impacts: Sequence[Impact], shown: int = 3) -> str | None:
     said = []
     for i in looping[:shown]:
         loop = i.repeats[0]
-        more = f" and {len(loop.bindings) - shown} more" if len(loop.bindings) > shown else ""
-        said.append(f"{i.scenario.name} ({', '.join(loop.bindings[:shown])}{more}: {loop.said})")
+        said.append(f"{i.scenario.name} ({listed(loop.bindings, shown)}: {loop.said})")
     more = f" and {len(looping) - shown} more" if len(looping) > shown else ""
     verb = "scenario never settles" if len(looping) == 1 else "scenarios never settle"
     return (
@@ -371,7 +370,7 @@ class Base:
             elif e.kind is EntryKind.SCHEDULED:
                 failed_placement.discard(e.binding)
             elif e.kind is EntryKind.REPEATS:
-                since = int((dt.datetime.fromisoformat(str(e.detail["after"])) - BASE_TIME).total_seconds())
+                since = int((parse_time(str(e.detail["after"])) - BASE_TIME).total_seconds())
                 bindings, rules = tuple(e.detail["bindings"]), tuple(e.detail.get("rules", ()))
                 repeats.append(Repeat(since, str(e.detail["every"]), bindings, rules))
         moved, unschedulable, replicas_lost, moves = [], [], 0, []
