@@ -171,7 +171,8 @@ def floor(facts: Facts, objects: list[dict[str, Any]]) -> dict[str, list[str]]:
         props = encoding.binding(symbols, binding, "fleet", encoding.Groups(anti_affinity=anti))
         index.add("binding", binding.key, props)
         chosen = placements[binding.key]
-        common, parts, _scheduled = encoding.placements(symbols, props, chosen)
+        common, _scheduled = encoding.placement_common(props)
+        parts = encoding.cluster_parts(symbols, chosen)
         placed = [common | part for part in parts]
         for n, fact in enumerate(placed):
             index.add("placement", f"{binding.key}/{n}", fact)

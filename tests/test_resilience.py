@@ -602,6 +602,89 @@ def test_an_anti_affinity_groups_clusters_follow_its_members_moves(seed: int) ->
         assert dict(waiting._held_by("ns/g")) == dict(expected)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_kept_bindings_are_those_without_room_whatever_changes(seed: int) -> None:
+    """Waiting against a model, through random runs of a policy's feasible clusters changing (grown, shrunk, or
+    alike but new objects), anti-affinity groups' members moving, and bindings kept: the bindings kept are exactly
+    those still without room (a feasible cluster of some term of its policy its group does not hold and it was not
+    blocked on when kept). Waiting looks only where room can come from (a policy's feasible clusters grown, the
+    clusters a group left); a binding kept with room, or one let go without, fails here."""
+    import random
+    from dataclasses import replace
+    from typing import cast
+
+    from engine.results import Placement
+    from engine.schedule.waiting import ANTI, Waiting
+
+    rng = random.Random(seed)
+    clusters = [f"m{i}" for i in range(6)]
+
+    def some() -> frozenset[str]:
+        return frozenset(rng.sample(clusters, rng.randint(0, len(clusters))))
+
+    feasible = {"p1": (some(),), "p2": (some(), some())}
+    waiting = Waiting(lambda policy, workload: feasible[policy])
+    template = _flink_ha()[1].bindings[0]
+    bindings = {b.key: b for b in (replace(template, name=f"w{i}") for i in range(10))}
+    policy_of = {key: rng.choice(["p1", "p2"]) for key in bindings}
+    group_of = {key: rng.choice(["ns/g1", "ns/g2", None]) for key in bindings}
+    members: dict[str, dict[str, list[str]]] = {"ns/g1": {"x": [], "y": []}, "ns/g2": {"x": [], "y": []}}
+    blocked: dict[str, tuple[frozenset[str], ...]] = {}  # the model's kept bindings and what they were blocked on
+    placed = cast(Placement, object())
+
+    def held(group: str | None) -> set[str]:
+        return {c for m in members[group].values() for c in m} if group is not None else set()
+
+    def has_room(key: str) -> bool:
+        taken = held(group_of[key])
+        return any(not (t - taken) <= b for t, b in zip(feasible[policy_of[key]], blocked[key], strict=True))
+
+    def keep() -> None:
+        key = rng.choice(sorted(k for k in bindings if k not in blocked) or sorted(bindings))
+        group = group_of[key]
+        waiting.forget(key)  # a binding decided again (Scheduler.decide) and left unschedulable
+        waiting.keep(bindings[key], policy_of[key], True, placed, f"b/{key}", ((ANTI, group),) if group else ())
+        blocked[key] = tuple(t - held(group) for t in feasible[policy_of[key]])
+
+    def change(policy: str) -> None:
+        how = rng.choice(["grown", "shrunk", "alike", "any"])
+        feasible[policy] = tuple(
+            frozenset(t | {rng.choice(clusters)})
+            if how == "grown"
+            else frozenset(t - {rng.choice(clusters)})
+            if how == "shrunk"
+            else frozenset(set(t))
+            if how == "alike"
+            else some()
+            for t in feasible[policy]
+        )
+
+    for _ in range(400):
+        op, exact = rng.random(), True
+        if op < 0.3:
+            policy = rng.choice(list(feasible))
+            change(policy)
+            if rng.random() < 0.5:  # a binding decided on them before the kept ones are asked about
+                keep()
+                if rng.random() < 0.5:  # and they change again: a binding kept then had room only if it has now
+                    change(policy)  # (the bindings kept may have been let go with room they no longer have)
+                    exact = False
+        elif op < 0.6:
+            group, member = rng.choice(list(members)), rng.choice(["x", "y"])
+            before = members[group][member]
+            after = rng.sample(clusters, rng.randint(0, 3))
+            if rng.random() < 0.4:  # taking more clusters only
+                after = [*before, *(c for c in after if c not in before)]
+            waiting.occupy(group, before, after)
+            members[group][member] = after
+        else:
+            keep()
+        kept = waiting.kept_keys(bindings)
+        without_room = {key for key in blocked if not has_room(key)}
+        assert kept == without_room if exact else kept <= without_room, op
+        blocked = {key: b for key, b in blocked.items() if key in kept}
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_exemptions_a_binding_meets_looked_up_by_value_are_those_each_decision_tested_gives(seed: int) -> None:
     """Shared.exempted: for a binding with fewer list values than the policy's exemptable decisions it looks the

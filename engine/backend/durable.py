@@ -41,6 +41,9 @@ _LOCK = threading.RLock()
 _NAMES = itertools.count(1)
 _SIDS = itertools.count(1)
 _SESSIONS: dict[str, DurableSession] = {}
+# the most parts' values a session keeps for sharing between batches (DurableSession._batch): a fleet's batches
+# have far fewer distinct lists of clusters
+_KEYED_KEPT = 20_000
 # durable-rules 2.0.28 refuses a fact of more than 255 properties (MAX_OBJECT_PROPERTIES, error 302);
 # the backend adds three of its own (id, t, sid).
 MAX_FACT_FIELDS = 255 - 3
@@ -367,7 +370,7 @@ def _alike(d: Decision) -> tuple[Any, ...]:
 
 def _same_parts(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:
     """Whether two batches' parts are the same objects, in the same order."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return a is b or (len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True)))
 
 
 class DurableSession:
@@ -421,6 +424,8 @@ class DurableSession:
         # without explanations (no fact id is ever shown): each batch's batch before its last change (or retracted),
         # put back when the batch is placed as it was (a sweep's scenario undone) instead of its parts numbered again
         self._previous: dict[str, Batch] = {}
+        # id of a batch's parts → those parts and their values found (Batch.keyed), shared by the batches of them
+        self._keyed_of: dict[int, tuple[tuple[Mapping[str, Any], ...], dict[tuple[str, ...], frozenset[Any]]]] = {}
         _SESSIONS[self.sid] = self
 
     def close(self) -> None:
@@ -581,7 +586,9 @@ class DurableSession:
         numbers: list[int] = []
         if isinstance(old, Batch) and old.common == whole:
             # its facts alike (an equal part) keep their ids, as facts asserted one by one stay asserted
-            if len(old.parts) == len(parts) and all(a is b or a == b for a, b in zip(old.parts, parts, strict=True)):
+            if old.parts is parts or (
+                len(old.parts) == len(parts) and all(a is b or a == b for a, b in zip(old.parts, parts, strict=True))
+            ):
                 return old.id
             before = self._previous.get(old.id) if not self.explained else None
             if before is not None and _same_parts(before.parts, parts) and before.common == whole:
@@ -589,7 +596,7 @@ class DurableSession:
             else:
                 fresh = itertools.count(old.fresh)
                 numbers = self._numbers(old, parts, fresh)
-                batch = Batch(old.id, whole, tuple(parts), tuple(numbers), next(fresh))
+                batch = self._batch(old.id, whole, parts, tuple(numbers), next(fresh))
             if not self.explained:
                 self._previous[old.id] = old
             # what ``retract`` and the new batch's assertion below do, the indexes changed where the parts did
@@ -607,12 +614,32 @@ class DurableSession:
             if before is not None and _same_parts(before.parts, parts) and before.common == whole:
                 batch = before  # placed again as it was when retracted: that very batch again
             else:
-                batch = Batch(f"{fact_type[:2]}{next(self._ids)}", whole, tuple(parts), range(len(parts)), len(parts))
+                batch = self._batch(f"{fact_type[:2]}{next(self._ids)}", whole, parts, range(len(parts)), len(parts))
         self._batches[batch.id] = batch
         if fact_type in self.program.planned_types:
             self.index.add_batch(fact_type, batch)
             self._changed(fact_type, batch.common, batch)
         return batch.id
+
+    def _batch(
+        self,
+        batch_id: str,
+        common: dict[str, Any],
+        parts: Sequence[Mapping[str, Any]],
+        numbers: Sequence[int],
+        fresh: int,
+    ) -> Batch:
+        """A new batch; batches of the very same parts (a tuple the store made once for their clusters) share what
+        is found of their parts' values (indexed.part_values), found once for them all."""
+        parts = parts if type(parts) is tuple else tuple(parts)
+        batch = Batch(batch_id, common, parts, numbers, fresh)
+        shared = self._keyed_of.get(id(parts))
+        if shared is None or shared[0] is not parts:
+            if len(self._keyed_of) >= _KEYED_KEPT:
+                self._keyed_of.clear()
+            shared = self._keyed_of[id(parts)] = (parts, {})  # the parts held: their id is not used again meanwhile
+        batch.keyed = shared[1]
+        return batch
 
     @staticmethod
     def _numbers(old: Batch, parts: Sequence[Mapping[str, Any]], fresh: Iterator[int]) -> list[int]:

@@ -128,31 +128,34 @@ def in_part(prop: str) -> bool:
     return prop == "cluster" or prop.startswith("C")
 
 
-def placements(
-    symbols: Symbols,
-    binding_props: Mapping[str, Any],
-    targets: Sequence[Cluster | str],
-    seen: dict[str, tuple[Cluster, dict[str, Any]]] | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """A binding's placements on ``targets`` (a Cluster, or the name of one not in the facts): their binding's
-    part (the same in each), each one's cluster part (the same dict for every binding on the cluster: ``seen``
-    keeps them, for as long as the cluster is the same object), and the binding's ``scheduled`` fact. The
-    placement on ``targets[i]`` is ``common | parts[i]``."""
+def placement_common(binding_props: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A binding's placements' binding part (the same in each), and the binding's ``scheduled`` fact."""
     base = {k: binding_props[k] for k in ("namespace", "affinity_group", "anti_affinity_group")}
     base["binding"] = binding_props["name"]
     common = base | {k: v for k, v in binding_props.items() if k.startswith("L")}
+    return common, base
+
+
+def cluster_parts(
+    symbols: Symbols, targets: Sequence[Cluster | str], seen: dict[str, tuple[Cluster, dict[str, Any]]] | None = None
+) -> tuple[dict[str, Any], ...]:
+    """The cluster part of a placement on each of ``targets``: its name and labels, the same dict for every
+    binding on the cluster (``seen`` keeps them by name, for as long as the cluster's labels stay: a cluster
+    tainted or made not ready is the same part, so the batches placed on it stay alike)."""
     parts = []
     for target in targets:
         if isinstance(target, Cluster):
             known = seen.get(target.name) if seen is not None else None
-            if known is None or known[0] is not target:
+            if known is None or (known[0] is not target and known[0].labels != target.labels):
                 known = (target, {"cluster": target.name} | labels(symbols, target.labels, "C"))
                 if seen is not None:
                     seen[target.name] = known
+            elif known[0] is not target and seen is not None:
+                seen[target.name] = known = (target, known[1])  # the next lookup of this cluster: one identity test
             parts.append(known[1])
         else:
             parts.append({"cluster": target})
-    return common, parts, base
+    return tuple(parts)
 
 
 def taint(cluster_name: str, t: Taint) -> dict[str, Any]:

@@ -25,6 +25,9 @@ from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
 from engine.syntax import ast
 from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
 
+# the most lists of clusters whose placements' parts are kept (FactStore._put): a fleet's bindings share far fewer
+_PARTS_KEPT = 20_000
+
 
 class FactStore:
     """A session's facts: the input facts as loaded, and every change made to them since.
@@ -77,7 +80,11 @@ class FactStore:
         self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (group_names)
         self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
         self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
-        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.placements' cache
+        self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.cluster_parts' cache
+        # the clusters of a placement → its batch's cluster parts, the same tuple while the clusters' names and labels
+        # stay (a sweep's scenario moves a region's bindings alike: their parts are made once, and are alike to the
+        # session at a glance)
+        self._parts_of: dict[tuple[str, ...], tuple[dict[str, Any], ...]] = {}
 
     # ------------------------------------------------------------ the input facts
     def load(self) -> None:
@@ -215,7 +222,10 @@ class FactStore:
     # ------------------------------------------------------------ what the failover controllers change
     def update_cluster(self, cluster: Cluster) -> None:
         """A cluster's taints changed: retract and assert its taint facts only."""
+        before = self.clusters.get(cluster.name)
         self.clusters = {**self.clusters, cluster.name: cluster}
+        if before is None or before.labels != cluster.labels:
+            self._parts_of.clear()
         self._taints(cluster)
 
     def update_binding(self, binding: Binding) -> None:
@@ -273,9 +283,14 @@ class FactStore:
     def _put(self, key: str, clusters: Sequence[str], batch_id: str | None) -> tuple[str, dict[str, Any]]:
         """The binding's placements on ``clusters`` into the session, as the batch ``batch_id`` (None: a new one);
         the batch's id and the binding's ``scheduled`` fact."""
-        targets = [self.clusters.get(name, name) for name in clusters]
-        b = self.binding_facts[key]
-        common, parts, scheduled = encoding.placements(self.symbols, b, targets, self._cluster_parts)
+        named = tuple(clusters)
+        parts = self._parts_of.get(named)
+        if parts is None:
+            if len(self._parts_of) >= _PARTS_KEPT:
+                self._parts_of.clear()
+            targets = [self.clusters.get(name, name) for name in named]
+            parts = self._parts_of[named] = encoding.cluster_parts(self.symbols, targets, self._cluster_parts)
+        common, scheduled = encoding.placement_common(self.binding_facts[key])
         return self.session.place(batch_id, "placement", common, parts), scheduled
 
     def evictions(self) -> Sequence[Decision]:

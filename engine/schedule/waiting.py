@@ -53,10 +53,10 @@ class Waiting:
         self._feasible_now = feasible_now
         self._kept: dict[str, Kept] = {}
         self._waiting_on: dict[tuple[str, str], set[str]] = defaultdict(set)
-        # each anti-affinity group's clusters (its members' placements, counted), and the groups whose clusters
-        # changed since their kept members were checked (Waiting._recheck)
+        # each anti-affinity group's clusters (its members' placements, counted), and the clusters each group left
+        # since its kept members were checked (Waiting._recheck)
         self._occupied: dict[str, Counter[str]] = defaultdict(Counter)
-        self._moved: set[str] = set()
+        self._moved: dict[str, set[str]] = {}
         # (policy, workload) → the feasible clusters per term its kept bindings were last checked against
         self._checked: dict[tuple[str, bool], tuple[frozenset[str], ...]] = {}
         self._by_policy: dict[tuple[str, bool], set[str]] = defaultdict(set)  # (policy, workload) → kept keys
@@ -108,6 +108,9 @@ class Waiting:
     ) -> None:
         """Keep the unschedulable ``placement`` of ``binding`` (of ``owner``'s facts and the affinity ``groups``,
         (AFFINITY or ANTI, NAMESPACE/GROUP)) until its room may have grown."""
+        # the policy's kept bindings checked against its feasible clusters now, the very ones this binding's
+        # blocked clusters are of: what ``_recheck`` compares the policy's feasible clusters with next
+        self._recheck([(policy, workload)])
         anti = next((g for kind, g in groups if kind == ANTI), None)
         held = self._held_by(anti)
         blocked = tuple(t.difference(held) for t in self._feasible_now(policy, workload))
@@ -143,30 +146,33 @@ class Waiting:
             occupied.update(after)
             occupied.subtract(before)
             gone = [c for c in was if c not in now]
-        for cluster in gone:
-            if occupied[cluster] <= 0:
-                del occupied[cluster]
-        if self._waiting_on.get((ANTI, group)):
-            self._moved.add(group)
+        left = [cluster for cluster in gone if occupied[cluster] <= 0]
+        for cluster in left:
+            del occupied[cluster]
+        # a group holding only more clusters gives its kept members no room: they are checked when it leaves one
+        if left and self._waiting_on.get((ANTI, group)):
+            self._moved.setdefault(group, set()).update(left)
 
     def _recheck(self, policies: Iterable[tuple[str, bool]]) -> None:
-        """Drop the kept bindings that may have room now: those of the anti-affinity groups that moved since
-        they were checked, and of the ``policies`` (policy, workload) whose feasible clusters changed since.
+        """Drop the kept bindings that may have room now: those of the anti-affinity groups that left a cluster
+        since they were checked, and of the ``policies`` (policy, workload) whose feasible clusters grew since.
         WorkloadAntiAffinity rejects a group's clusters: a binding has room only on a feasible cluster its
         group does not hold and its own decisions did not reject (``Kept.blocked``). Checked once per
-        change, not at every step."""
+        change, not at every step. A kept binding had no room when checked: with its policy's feasible clusters
+        grown by none, room can only be on a cluster its group left since, and only those are looked at."""
         keys: set[str] = set()
-        if self._moved:
-            keys.update(k for g in self._moved for k in self._waiting_on.get((ANTI, g), ()))
-            self._moved = set()
         for policy, workload in policies:
             now = self._feasible_now(policy, workload)
             checked = self._checked.get((policy, workload))
             if checked is None or not all(a is b for a, b in zip(checked, now, strict=True)):
                 self._checked[(policy, workload)] = now
-                keys.update(self._by_policy.get((policy, workload), ()))
+                # the feasible clusters of no term grown: no kept binding of the policy has room that it did not
+                # have when checked against those (it had none, nor had one kept since: ``keep``)
+                if checked is None or not all(a <= b for a, b in zip(now, checked, strict=True)):
+                    keys.update(self._by_policy.get((policy, workload), ()))
+        moved, self._moved = self._moved, {}
         answers: dict[tuple[str, bool, str | None, int], bool] = {}  # peers of one group alike are checked once
-        for key in keys:
+        for key in (*keys, *(k for g in moved for k in self._waiting_on.get((ANTI, g), ()) if k not in keys)):
             kept = self._kept.get(key)
             if kept is None:
                 continue
@@ -175,9 +181,16 @@ class Waiting:
             if room is None:
                 now = self._feasible_now(kept.policy, kept.workload)
                 occupied = self._held_by(kept.anti)
-                room = answers[at] = any(
-                    not t.difference(occupied) <= b for t, b in zip(now, kept.blocked, strict=True)
-                )
+                left = moved.get(kept.anti) if kept.anti is not None and key not in keys else None
+                if left is not None:  # only its group's move: the clusters it left
+                    room = any(
+                        c in t and c not in b and c not in occupied
+                        for c in left
+                        for t, b in zip(now, kept.blocked, strict=True)
+                    )
+                else:
+                    room = any(not t.difference(occupied) <= b for t, b in zip(now, kept.blocked, strict=True))
+                answers[at] = room
             if room:
                 self.forget(key)
 
