@@ -289,13 +289,7 @@ def test_unschedulable_bindings_kept_so_give_the_sweep_it_gives_deciding_each_ag
     """Sweeps do not decide again a binding left unschedulable while its own facts, its groups' placements
     and its feasible clusters give it no more room: every scenario's impact is the one of deciding each
     binding at every step (on fleets where most bindings are unschedulable, in groups and regions)."""
-    import sys
-
-    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
-    import fleets
-
-    facts = load_facts(objects=fleets.SHAPES[shape](40, 400))
-    rules = RuleSet((), {})
+    rules, facts = _fleet_of_shape(shape)
     plan = (
         scenarios(facts.clusters, ["no-execute", "not-ready", "unhealthy"]) + scenarios(facts.clusters, by="region")[:3]
     )
@@ -309,6 +303,38 @@ def test_unschedulable_bindings_kept_so_give_the_sweep_it_gives_deciding_each_ag
             base.close()
     assert impacts[0] == impacts[1]
     assert any(i["unschedulable"] or i["moves"] for i in impacts[0])
+
+
+def _fleet_of_shape(shape: str) -> tuple[RuleSet, Facts]:
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    import fleets
+
+    return RuleSet((), {}), load_facts(objects=fleets.SHAPES[shape](40, 400))
+
+
+@pytest.mark.parametrize(
+    ("example", "settled"),
+    [(_checkpoint, True), (lambda: _fleet_of_shape("regional"), True), (_flink_ha, False)],
+)
+def test_a_scenario_on_a_settled_base_skips_the_step_that_would_change_nothing(example: Any, settled: bool) -> None:
+    """A base a step leaves as it is (simulate.fleet_state, no entry) is settled: each scenario, on the base put
+    back, skips its first step, taken before the failure, and gives what taking it gives, scenario for scenario. A
+    base a step would change (flink-ha: orders-d, unschedulable, is decided again at each step) takes it."""
+    rules, facts = example()
+    plan = scenarios(facts.clusters, ["no-execute", "not-ready", "unhealthy"]) + scenarios(facts.clusters, k=2)[:6]
+    impacts = []
+    for skip in (True, False):
+        base = Base(rules, facts, ON)
+        assert base.settled is settled
+        base.settled = base.settled and skip
+        try:
+            impacts.append([base.run(s).data() for s in plan])
+        finally:
+            base.close()
+    assert impacts[0] == impacts[1]
+    assert any(i["evicted"] for i in impacts[0])
 
 
 def _orders_d_waiting(tmp_path: Path) -> tuple[Any, Any, Any]:

@@ -67,7 +67,7 @@ class Simulator:
         self.engine = scheduler
         self.store = scheduler.store  # the session's facts, which every change the controllers make goes through
         facts = scheduler.facts
-        self._due_now = False  # an application failover due at the moment the last step ended
+        self.due_now = False  # an application failover due at the moment the last step ended
         chosen = scheduler.binding_policy
         self.warnings: list[Diagnostic] = failover_gate_notes(controllers, scheduler.evaluated, facts)
         # one Failover per policy, shared by its bindings (not rebuilt for each of thousands)
@@ -229,7 +229,7 @@ class Simulator:
         # the application failover controller reconciles every binding updated in this step at once (its timers
         # of workloads Unhealthy on new targets start now); one already due is evicted at its next reconcile
         changed, world.bindings.changed = world.bindings.changed, set()
-        self._due_now = reconcile_application_failover(world, changed)
+        self.due_now = reconcile_application_failover(world, changed)
 
     def schedule_triggered(self) -> None:
         """Before the first step: the scheduled bindings the scheduler would run now (Scheduler.why_run:
@@ -288,7 +288,7 @@ class Simulator:
     def next_deadline(self) -> dt.datetime | None:
         """The next moment a controller acts without an event: a toleration or grace period ends."""
         world, times = self.world, []
-        if self._due_now:
+        if self.due_now:
             times.append(world.now + dt.timedelta(seconds=1))
         for (key, _), since in world.unhealthy_since.items():
             f = world.failover.get(key)
@@ -329,9 +329,13 @@ class Simulator:
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
-    def run(self, events: Sequence[Event], progress: Callable[[int], None] | None = None) -> tuple[Entry, ...]:
+    def run(
+        self, events: Sequence[Event], progress: Callable[[int], None] | None = None, settled: bool = False
+    ) -> tuple[Entry, ...]:
         """Step through ``events`` and the deadlines they cause; the timeline. ``progress`` hears how many
-        steps of ``len(events) + 1`` are done (the start, then each event's).
+        steps of ``len(events) + 1`` are done (the start, then each event's). ``settled``: the world is one a step
+        leaves as it is (a sweep's base put back, found so once: engine.review.resilience), so the step at the
+        start, which would change nothing, is not taken.
 
         A loop the controllers and the scheduler keep up between events (a binding evicted and placed back on the
         same cluster, again and again: an `evict` rule without the filter that goes with it, or a NoExecute taint
@@ -344,7 +348,8 @@ class Simulator:
         pending = list(events)
         end = (pending[-1].at if pending else self.world.now) + HORIZON
         loops = _Loops()
-        self.step()
+        if not settled:
+            self.step()
         if progress is not None:
             progress(1)
         while True:
@@ -487,7 +492,7 @@ class _Loops:
             states[None] = now  # first seen: compared with the next time it comes back
             return False
         try:
-            state = hashlib.blake2b(repr(_fleet_state(simulator)).encode(), digest_size=16).digest()
+            state = hashlib.blake2b(repr(fleet_state(simulator)).encode(), digest_size=16).digest()
         except TypeError:  # a value that cannot be compared so: no loop found (never a wrong one)
             return False
         earlier = states.get(state)
@@ -514,13 +519,13 @@ class _Loops:
         return self.looping
 
 
-def _fleet_state(simulator: Simulator) -> State:
+def fleet_state(simulator: Simulator) -> State:
     """Everything the controllers and the scheduler read, as of the clock (``_Clock``): equal for two moments means
     that what follows each is the same, one later than the other (the rules read no clock)."""
     world = simulator.world
     clock = _Clock(world.now, comparison_horizon(world))
     return (
-        simulator._due_now,
+        simulator.due_now,
         clock.relative(world.clusters),
         clock.relative(world.bindings),  # a dict of its own: its items, sorted, as any mapping's
         clock.relative(world.works),

@@ -32,7 +32,7 @@ from engine.collector import with_fewer_collections
 from engine.errors import NO_SPAN, UsageError, listed
 from engine.evaluate import scheduler_for
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
-from engine.failover.simulate import Simulator
+from engine.failover.simulate import Simulator, fleet_state
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts, parse_time
 from engine.inputs.rules import RuleSet
@@ -295,7 +295,10 @@ class Base:
         self.unhealthy_since = dict(world.unhealthy_since)
         self.health_since = dict(world.health_since)
         self.failing = set(world.failing)  # evictions failing before anything fails: not the scenario's doing
+        self.due_now = self.simulator.due_now
         world.bindings.touched.clear()
+        # a base that a step leaves as it is: each scenario starts on it put back, and its first step is skipped
+        self.settled = self._settles()
         self.sources = {
             key: f"{p.span.file}:{p.span.line}" for key, p in self.scheduler.binding_policy.items() if p is not None
         }
@@ -313,7 +316,7 @@ class Base:
         simulator = self.simulator
         simulator.entries, simulator.after_failover = [], {}
         try:
-            entries = simulator.run(self._events(scenario))
+            entries = simulator.run(self._events(scenario), settled=self.settled)
             return self._impact(scenario, entries)
         finally:
             self._restore()
@@ -331,6 +334,18 @@ class Base:
                     fields = {"binding": key, "cluster": name, "status": "Unhealthy"}
                     out.append(Event(BASE_TIME, EventKind.HEALTH, fields, NO_SPAN))
         return out
+
+    def _settles(self) -> bool:
+        """Whether a step on the base changes nothing the controllers and the scheduler read (simulate.fleet_state)
+        and makes no entry: a scenario's first step, before its failure, would be that step again. The base is put
+        back either way."""
+        simulator = self.simulator
+        before, mark = fleet_state(simulator), len(simulator.entries)
+        simulator.step()
+        settled = len(simulator.entries) == mark and fleet_state(simulator) == before
+        del simulator.entries[mark:]
+        self._restore()
+        return settled
 
     def _restore(self) -> None:
         """Put back what the scenario changed: the clusters it failed, the bindings it touched."""
@@ -350,6 +365,7 @@ class Base:
         world.unhealthy_since = dict(self.unhealthy_since)
         world.health_since = dict(self.health_since)
         world.failing = set(self.failing)
+        self.simulator.due_now = self.due_now
 
     def _impact(self, scenario: Scenario, entries: Sequence[Entry]) -> Impact:
         world = self.simulator.world
