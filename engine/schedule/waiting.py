@@ -158,21 +158,27 @@ class Waiting:
         since they were checked, and of the ``policies`` (policy, workload) whose feasible clusters grew since.
         WorkloadAntiAffinity rejects a group's clusters: a binding has room only on a feasible cluster its
         group does not hold and its own decisions did not reject (``Kept.blocked``). Checked once per
-        change, not at every step. A kept binding had no room when checked: with its policy's feasible clusters
-        grown by none, room can only be on a cluster its group left since, and only those are looked at."""
-        keys: set[str] = set()
-        for policy, workload in policies:
+        change, not at every step. A kept binding had no room against its policy's feasible clusters as last
+        checked (``_checked``) and its group's clusters then: room now can only be on a cluster feasible since or
+        one its group left since, and only those are looked at."""
+        moved, self._moved = self._moved, {}
+        keys = {k for g in moved for k in self._waiting_on.get((ANTI, g), ())}
+        # the policies of the bindings looked at are checked too: a cluster a group left, looked at now while not
+        # feasible, is looked at again when it turns feasible (the clusters feasible since they were last checked)
+        asked = dict.fromkeys(policies)
+        asked.update(dict.fromkeys((k.policy, k.workload) for key in keys if (k := self._kept.get(key)) is not None))
+        grown: dict[tuple[str, bool], tuple[frozenset[str], ...] | None] = {}  # None: every cluster to look at
+        for policy, workload in asked:
             now = self._feasible_now(policy, workload)
             checked = self._checked.get((policy, workload))
             if checked is None or not all(a is b for a, b in zip(checked, now, strict=True)):
                 self._checked[(policy, workload)] = now
-                # the feasible clusters of no term grown: no kept binding of the policy has room that it did not
-                # have when checked against those (it had none, nor had one kept since: ``keep``)
-                if checked is None or not all(a <= b for a, b in zip(now, checked, strict=True)):
+                added = None if checked is None else tuple(a - b for a, b in zip(now, checked, strict=True))
+                if added is None or any(added):  # the feasible clusters of no term grown: no room from them
+                    grown[(policy, workload)] = added
                     keys.update(self._by_policy.get((policy, workload), ()))
-        moved, self._moved = self._moved, {}
         answers: dict[tuple[str, bool, str | None, int], bool] = {}  # peers of one group alike are checked once
-        for key in (*keys, *(k for g in moved for k in self._waiting_on.get((ANTI, g), ()) if k not in keys)):
+        for key in keys:
             kept = self._kept.get(key)
             if kept is None:
                 continue
@@ -181,15 +187,16 @@ class Waiting:
             if room is None:
                 now = self._feasible_now(kept.policy, kept.workload)
                 occupied = self._held_by(kept.anti)
-                left = moved.get(kept.anti) if kept.anti is not None and key not in keys else None
-                if left is not None:  # only its group's move: the clusters it left
+                left = moved.get(kept.anti, ()) if kept.anti is not None else ()
+                added = grown.get((kept.policy, kept.workload), ())
+                if added is None:  # never checked: every feasible cluster
+                    room = any(not t.difference(occupied) <= b for t, b in zip(now, kept.blocked, strict=True))
+                else:
                     room = any(
                         c in t and c not in b and c not in occupied
-                        for c in left
-                        for t, b in zip(now, kept.blocked, strict=True)
+                        for i, (t, b) in enumerate(zip(now, kept.blocked, strict=True))
+                        for c in (*(added[i] if added else ()), *left)
                     )
-                else:
-                    room = any(not t.difference(occupied) <= b for t, b in zip(now, kept.blocked, strict=True))
                 answers[at] = room
             if room:
                 self.forget(key)
