@@ -756,9 +756,9 @@ def test_kept_bindings_are_those_without_room_whatever_changes(seed: int, asked:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_exemptions_a_binding_meets_looked_up_by_value_are_those_each_decision_tested_gives(seed: int) -> None:
-    """Shared.exempted: for a binding with fewer list values than the policy's exemptable decisions it looks the
-    decisions up by value (a Duplicated binding on 50 of 1,000 clusters); the ids are those testing each decision
-    with ``applies`` gives, whichever way is taken."""
+    """Shared.exempted: unless a binding's list values far outnumber the policy's exemptable decisions it looks the
+    decisions up by value (a Duplicated binding on 50 of 1,000 clusters), else it tests each (a binding on 600
+    clusters); the ids are those testing each decision with ``applies`` gives, whichever way is taken."""
     import random
 
     from engine.backend.protocol import Decision
@@ -774,7 +774,9 @@ def test_the_exemptions_a_binding_meets_looked_up_by_value_are_those_each_decisi
 
     given: dict[str, Any] = {f.name: None for f in fields(Shared)} | {"exemptable": exemptable, "prefers": False}
     shared = Shared(**given)  # only what ``exempted`` reads
-    for size in (0, 1, 3, 29, 30):
-        lists = {"clusters": frozenset(rng.sample(clusters, size)), "name": frozenset({"w"})}
+    others = [f"x{i}" for i in range(600)]  # clusters no decision is exempt on: a binding on many clusters
+    for size, more in ((0, 0), (1, 0), (3, 0), (29, 0), (30, 0), (30, 200), (12, 600)):
+        named = rng.sample(clusters, size) + rng.sample(others, more)
+        lists = {"clusters": frozenset(named), "name": frozenset({"w"})}
         expected = {id(d) for d in exemptable if not applies(d, lists)}
         assert shared.exempted(lists) == expected, size

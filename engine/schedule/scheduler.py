@@ -55,7 +55,7 @@ from engine.schedule.reschedule import (
 from engine.schedule.selection import Choice
 from engine.schedule.spread import Limits, SelectError, cluster_count, select
 from engine.schedule.store import FactStore
-from engine.schedule.views import Constant, Subset
+from engine.schedule.views import Constant, Locality, Subset
 from engine.schedule.waiting import Waiting
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER
@@ -460,7 +460,9 @@ class Scheduler:
         NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
         any_prefer = shared.prefers or any(d.kind is DecisionKind.PREFER for d in mine)
         prefers = [d for d in applied if d.kind is DecisionKind.PREFER] if any_prefer else []
-        if not prefers and not current:
+        if not prefers:
+            if current:
+                return Locality(feasible, 0, frozenset(current), LOCALITY_SCORE)
             return shared.zero_scores if feasible is shared.feasible else Constant(feasible, 0)
         raw = dict.fromkeys(feasible, 0)
         for d in prefers:
@@ -468,8 +470,9 @@ class Scheduler:
                 raw[d.cluster] += d.weight
         low, high = (min(raw.values()), max(raw.values())) if raw else (0, 0)
         spread = high - low
+        targeted = frozenset(current)  # looked up once per cluster (a tuple of 50 was searched for each of 50)
         return {
-            c: (int(100 * (raw[c] - low) / spread) if spread > 0 else 0) + (LOCALITY_SCORE if c in current else 0)
+            c: (int(100 * (raw[c] - low) / spread) if spread > 0 else 0) + (LOCALITY_SCORE if c in targeted else 0)
             for c in feasible
         }
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import filterfalse, islice
 from typing import Any, TypeVar, overload
 
@@ -121,6 +121,28 @@ class Constant(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+class Locality(Constant):
+    """``value`` for every key of ``keys``, ``value + bonus`` for those in ``on``: ClusterLocality's score of the
+    clusters a binding already targets when no rule expresses a preference, found when read (a sweep's binding moved
+    off one of its 50 clusters is scored on the other 49, and its scores are not read)."""
+
+    __slots__ = ("_bonus", "_on")
+
+    def __init__(self, keys: Subset, value: int, on: Collection[str], bonus: int) -> None:
+        super().__init__(keys, value)
+        self._on, self._bonus = on, bonus
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys:
+            raise KeyError(key)
+        return self._value + self._bonus if key in self._on else self._value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self._keys:
+            return default
+        return self._value + self._bonus if key in self._on else self._value
 
 
 class Joined(Sequence[V]):
