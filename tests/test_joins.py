@@ -672,7 +672,8 @@ def test_failover_timelines_agree_with_the_reference(
 def test_an_index_on_the_parts_of_batches_follows_a_batch_as_it_changes() -> None:
     """Placements looked up by cluster (rules/taint_manager.fr) are found through an index of batches by their parts'
     values; a batch replaced by its changed self (a binding leaving a cluster, moving to another) moves only where
-    its parts did, and each lookup makes the placement facts of that cluster alone."""
+    its parts did (under the others its entry stays, read by its id: the batch in force is the session's), and each
+    lookup makes the placement facts of that cluster alone."""
     from engine.backend.indexed import Batch, FactIndex
 
     a, b, c = {"cluster": "a"}, {"cluster": "b"}, {"cluster": "c"}
@@ -685,12 +686,14 @@ def test_an_index_on_the_parts_of_batches_follows_a_batch_as_it_changes() -> Non
 
     def on(cluster: str) -> list[str]:
         found = by_cluster.get((cluster,), {})
-        return sorted(f["id"] for batch in found.values() for f in batch.having(("cluster",), (cluster,)))
+        batches = [index.batches["placement"][batch_id] for batch_id in found]
+        return sorted(f["id"] for batch in batches for f in batch.having(("cluster",), (cluster,)))
 
     assert (on("a"), on("b"), on("c")) == (["pl1.0"], ["pl1.1", "pl2.0"], [])
     moved = Batch("pl1", one.common, (b, c), (1, 2), 3)  # left a, kept b (its number), came to c
     index.replace_batch("placement", one, moved)
     assert (on("a"), on("b"), on("c")) == ([], ["pl1.1", "pl2.0"], ["pl1.2"])
-    assert by_cluster[("b",)]["pl1"] is moved  # the new batch, where it was
+    assert list(by_cluster[("b",)]) == ["pl1", "pl2"]  # where it was
+    assert by_cluster[("c",)]["pl1"] is moved
     index.remove_batch("placement", moved)
     assert (on("a"), on("b"), on("c")) == ([], ["pl2.0"], [])

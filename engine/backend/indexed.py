@@ -179,17 +179,22 @@ class FactIndex:
     def replace_batch(self, fact_type: str, old: Batch, new: Batch) -> None:
         """``new`` in place of ``old``, the same batch changed (the same id and common part: a binding's placements
         after it moved). An index on the parts' values changes where they did (a binding leaving one of fifty
-        clusters moves one entry, not a hundred; the batch keeps its place under the others); the others as
-        ``remove_batch`` and ``add_batch`` change them."""
+        clusters moves one entry, not a hundred; under the others its entry stays as it was, the old batch: plans
+        read those buckets' ids and take each batch in force); the others as ``remove_batch`` and ``add_batch``
+        change them."""
         self.batches[fact_type][new.id] = new
         for keys in self._batch_keys_of.get(fact_type, ()):
             index = self._batch_indexes[(fact_type, keys)]
-            before, after = batch_values(old, keys), batch_values(new, keys)
-            # the common part's: the batch goes last, as a batch removed and added; the parts': where they changed
-            gone = before if not in_part(keys[0]) else part_values(old, keys) - part_values(new, keys)
-            for values in gone:
+            if in_part(keys[0]):  # the parts': where they changed (plans read these buckets' ids: ``_candidates``)
+                before, after = part_values(old, keys), part_values(new, keys)
+                for values in before - after:
+                    _drop(index, values, old.id)
+                for values in after - before:
+                    index.setdefault(values, {})[new.id] = new
+                continue
+            for values in batch_values(old, keys):  # the common part's: the batch goes last, as removed and added
                 _drop(index, values, old.id)
-            for values in after:
+            for values in batch_values(new, keys):
                 index.setdefault(values, {})[new.id] = new
         if self._keys_of.get(fact_type) or self._nested_of.get(fact_type):
             for fact in old.members():
@@ -396,7 +401,8 @@ _CHECK = {
     )
 }
 
-# key values → the batches whose common part (or one of whose parts) has them
+# key values → the batches whose common part (or one of whose parts) has them, by id (an index on the parts' values
+# may hold a batch since replaced under its id: FactIndex.replace_batch; its ids are what is read)
 BatchIndex = dict[tuple[Any, ...], dict[str, "Batch"]]
 Matcher = Callable[
     [Fact, list[Index], list[Nested], list[BatchIndex], "FactIndex", list[Decision], bool, "str | None"], None
@@ -625,8 +631,13 @@ class _Emitter:
                 batches = f"(_g for _g in b{depth}.values() if _g.common.get({unlike!r}, M) != W)"
             else:
                 batches = f"b{depth}.values()"
-            # looked up by its parts' values (a cluster's placements): of each batch, the facts of those parts
+            # looked up by its parts' values (a cluster's placements): of each batch, the facts of those parts; such a
+            # bucket is read for its batches' ids (a batch replaced by its changed self moves only where its parts
+            # did, the batch under the others left as it was: FactIndex.replace_batch)
             made = f"_g.having({step.keys!r}, {key})" if in_part(step.keys[0]) else "_g.members()"
+            if in_part(step.keys[0]):
+                current = f"(S.batches[{step.fact_type!r}][_i] for _i in b{depth})"
+                batches = batches.replace(f"b{depth}.values()", current)
             return f"((_f for _g in {batches} for _f in {made}) if b{depth} is not None else ())"
         self.lookups.append((step.fact_type, step.keys))
         self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
