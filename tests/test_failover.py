@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from engine import evaluate, load_facts, load_rules
 from engine.cli import main
-from engine.failover.controllers import Bindings, World, graceful_eviction, injected_labels, task_problems
+from engine.failover.controllers import Bindings, Clusters, World, graceful_eviction, injected_labels, task_problems
 from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
 from engine.render import explain_text
 from tests.gates import ON
@@ -138,7 +138,7 @@ def _binding(tasks: tuple[EvictionTask, ...], clusters: tuple[str, ...] = ("m2",
 
 
 def _world(now: dt.datetime) -> World:
-    return World(now=now, clusters={}, bindings=Bindings({}), failover={})
+    return World(now=now, clusters=Clusters({}), bindings=Bindings({}), failover={})
 
 
 @pytest.mark.parametrize(
@@ -254,7 +254,7 @@ def test_a_preservation_failure_on_one_cluster_stops_the_bindings_whole_pass() -
     failover = Failover(app=True, toleration_seconds=60, app_purge="Directly", grace_seconds=None, app_state=state)
     world = World(
         now=T0 + dt.timedelta(seconds=61),
-        clusters={},
+        clusters=Clusters({}),
         bindings=Bindings({binding.key: binding}),
         failover={binding.key: failover},
     )
@@ -279,7 +279,9 @@ def _two_unhealthy(status_member2: Any) -> tuple[Binding, World]:
     binding = Binding("ns", "b", "FlinkDeployment", clusters=targets, aggregated_status=statuses)
     state = Preservation((("example.com/job", "{.jobStatus.jobId}"),), "p.fr:3")
     failover = Failover(app=True, toleration_seconds=60, app_purge="Directly", grace_seconds=None, app_state=state)
-    world = World(T0 + dt.timedelta(seconds=61), {}, Bindings({binding.key: binding}), {binding.key: failover})
+    world = World(
+        T0 + dt.timedelta(seconds=61), Clusters({}), Bindings({binding.key: binding}), {binding.key: failover}
+    )
     world.health_since.update({(binding.key, "member1"): T0, (binding.key, "member2"): T0})
     return binding, world
 
@@ -764,7 +766,7 @@ def test_a_reconcile_starts_the_timers_of_every_binding_it_walks() -> None:
         )
         bindings[binding.key] = binding
     failover = Failover(app=True, toleration_seconds=60)
-    world = World(T0 + dt.timedelta(seconds=61), {}, Bindings(bindings), dict.fromkeys(bindings, failover))
+    world = World(T0 + dt.timedelta(seconds=61), Clusters({}), Bindings(bindings), dict.fromkeys(bindings, failover))
     first, second = sorted(bindings)
     world.health_since[(first, "member1")] = T0  # Unhealthy since T0: due
     assert reconcile_application_failover(world, bindings)

@@ -406,16 +406,19 @@ class Bindings(dict[str, Binding]):
 
 class Clusters(dict[str, Cluster]):
     """The clusters by name, with the names of those with a NoExecute taint kept as clusters change (the taint
-    manager looks at those alone, at every step: not a look at each of a thousand clusters)."""
+    manager looks at those alone, at every step: not a look at each of a thousand clusters), and of those set since
+    a resilience sweep last put its base back (``touched``)."""
 
     def __init__(self, clusters: Mapping[str, Cluster]) -> None:
         super().__init__()
         self.no_execute: set[str] = set()
+        self.touched: set[str] = set()
         for name, cluster in clusters.items():
             self[name] = cluster
 
     def __setitem__(self, name: str, cluster: Cluster) -> None:
         super().__setitem__(name, cluster)
+        self.touched.add(name)
         if cluster.no_execute:
             self.no_execute.add(name)
         else:
@@ -428,7 +431,7 @@ class Clusters(dict[str, Cluster]):
 @dataclass
 class World:
     now: dt.datetime
-    clusters: dict[str, Cluster]  # a Clusters once made
+    clusters: Clusters
     bindings: Bindings
     failover: dict[str, Failover]  # binding key → its policy's failover behaviour
     works: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # binding → cluster → injected labels
@@ -437,10 +440,6 @@ class World:
     controllers: Controllers = DEFAULT_CONTROLLERS
     # (binding, cluster, error) of each eviction that failed and fails still: said once while it stands
     failing: set[tuple[str, str, str]] = field(default_factory=set)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.clusters, Clusters):
-            self.clusters = Clusters(self.clusters)
 
     def health(self, binding: Binding, cluster: str) -> ClusterStatus | None:
         return binding.status_by_cluster.get(cluster)
@@ -654,10 +653,7 @@ def taint_eviction_due(
 
 def no_execute_tainted(world: World) -> set[str]:
     """The clusters with a NoExecute taint: the only ones the taint manager evicts from."""
-    clusters = world.clusters
-    if isinstance(clusters, Clusters):
-        return set(clusters.no_execute)
-    return {name for name, c in clusters.items() if c.no_execute}
+    return set(world.clusters.no_execute)
 
 
 def untolerated_by_rule(evictions: Iterable[RuleEviction]) -> dict[tuple[str, str], RuleEviction]:
@@ -763,8 +759,18 @@ def binding_controller(world: World, key: str) -> list[Entry]:
         del works[cluster]
         entries.append(Entry(world.now, EntryKind.WORK_DELETED, key, cluster))
     gate, single = world.controllers.stateful_failover_injection, len(binding.clusters) == 1
+    if not single:  # no labels injected for a binding of several clusters: each Work made so, or its labels taken off
+        for cluster in binding.cluster_names:
+            held = works.get(cluster)
+            if held is None:
+                works[cluster] = {}
+                entries.append(Entry(world.now, EntryKind.WORK_CREATED, key, cluster, {}))
+            elif held:
+                works[cluster] = {}
+                entries.append(Entry(world.now, EntryKind.LABELS, key, cluster, {"injectedLabels": {}}))
+        return entries
     for cluster in binding.cluster_names:
-        labels = injected_labels(binding, cluster, gate) if single else {}  # none for a binding of several
+        labels = injected_labels(binding, cluster, gate)
         if cluster not in works:
             works[cluster] = labels
             detail = {"injectedLabels": labels} if labels else {}

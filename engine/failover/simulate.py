@@ -20,6 +20,7 @@ from engine.failover.controllers import (
     DEFAULT_CONTROLLERS,
     TAINT_EVICTION_RETRY,
     Bindings,
+    Clusters,
     Controllers,
     RuleEviction,
     World,
@@ -75,7 +76,7 @@ class Simulator:
         behaviour = {name: failover_of(p, controllers) for name, p in policies.items()}
         self.world = World(
             now=start,
-            clusters={c.name: c for c in facts.clusters},
+            clusters=Clusters({c.name: c for c in facts.clusters}),
             # a workload a Lazy policy claimed without a binding has none in Karmada: nothing acts on it
             bindings=Bindings(
                 {

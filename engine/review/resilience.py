@@ -291,12 +291,15 @@ class Base:
         world = self.simulator.world
         self.clusters = dict(world.clusters)
         self.bindings: dict[str, Binding] = dict(world.bindings)
+        # the labels of a Work are replaced, never changed in place (controllers.binding_controller): a scenario's
+        # Works are put back as copies of the base's lists, sharing its labels
         self.works = {key: {c: dict(labels) for c, labels in works.items()} for key, works in world.works.items()}
         self.unhealthy_since = dict(world.unhealthy_since)
         self.health_since = dict(world.health_since)
         self.failing = set(world.failing)  # evictions failing before anything fails: not the scenario's doing
         self.due_now = self.simulator.due_now
         world.bindings.touched.clear()
+        world.clusters.touched.clear()
         # a base that a step leaves as it is: each scenario starts on it put back, and its first step is skipped
         self.settled = self._settles()
         self.sources = {
@@ -304,6 +307,8 @@ class Base:
         }
         self.groups: dict[str, str] = {}  # binding → NAMESPACE/GROUP of its anti-affinity group
         self.members: dict[str, list[str]] = defaultdict(list)  # NAMESPACE/GROUP → its bindings
+        self._replicas_of: dict[str, int] = {}  # binding → the replicas it runs in the base (_replicas)
+        self._spread_of: dict[str, int] = {}  # NAMESPACE/GROUP → how many clusters its members hold in the base
         for key, props in self.scheduler.store.binding_facts.items():
             if props.get("anti_affinity_group"):
                 group = self.groups[key] = f"{props['namespace']}/{props['anti_affinity_group']}"
@@ -347,18 +352,36 @@ class Base:
         self._restore()
         return settled
 
+    def _replicas(self, key: str) -> int:
+        """The replicas the binding runs in the base (_replicas), found once."""
+        found = self._replicas_of.get(key)
+        if found is None:
+            found = self._replicas_of[key] = _replicas(self.bindings[key])
+        return found
+
+    def _spread(self, group: str) -> int:
+        """How many clusters the anti-affinity group's members hold in the base, found once."""
+        found = self._spread_of.get(group)
+        if found is None:
+            found = self._spread_of[group] = len(
+                set().union(*(self.bindings[k].cluster_names for k in self.members[group]))
+            )
+        return found
+
     def _restore(self) -> None:
         """Put back what the scenario changed: the clusters it failed, the bindings it touched."""
         world, scheduler = self.simulator.world, self.scheduler
         world.now = BASE_TIME
-        for name, cluster in self.clusters.items():
-            if world.clusters.get(name) is not cluster:
+        for name in sorted(world.clusters.touched):
+            cluster = self.clusters[name]
+            if world.clusters[name] is not cluster:
                 world.clusters[name] = cluster
                 scheduler.store.update_cluster(cluster)
+        world.clusters.touched.clear()
         for key in sorted(world.bindings.touched):
             binding = self.bindings[key]
             world.bindings[key] = binding
-            world.works[key] = {c: dict(labels) for c, labels in self.works.get(key, {}).items()}
+            world.works[key] = dict(self.works.get(key, {}))
             scheduler.store.restore(binding)
         world.bindings.touched.clear()
         world.bindings.changed.clear()
@@ -399,13 +422,12 @@ class Base:
             elif after.cluster_names != before.cluster_names:
                 moved.append(key)
                 moves.append(Move.of(key, before.cluster_names, after.cluster_names, carried))
-            replicas_lost += max(0, _replicas(before) - _replicas(after))
+            if after.clusters is not before.clusters:
+                replicas_lost += max(0, self._replicas(key) - _replicas(after))
         spread_lost = []
         for group in sorted({self.groups[key] for key in touched if key in self.groups}):
-            members = self.members[group]
-            old = {c for key in members for c in self.bindings[key].cluster_names}
-            new = {c for key in members for c in world.bindings[key].cluster_names}
-            if len(new) < len(old):
+            new = set().union(*(world.bindings[key].cluster_names for key in self.members[group]))
+            if len(new) < self._spread(group):
                 spread_lost.append(group)
         return Impact(
             scenario,
