@@ -626,19 +626,16 @@ class _Emitter:
             # looked up among the batches by their common part, each batch's facts made as they are visited
             self.batched.append((step.fact_type, step.keys))
             self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
+            by_parts = in_part(step.keys[0])
+            # looked up by its parts' values (a cluster's placements): such a bucket is read for its batches' ids (a
+            # batch replaced by its changed self moves only where its parts did, the batch under the others left as
+            # it was: FactIndex.replace_batch), and of each batch, the facts of those parts are made
+            found = f"(S.batches[{step.fact_type!r}][_i] for _i in b{depth})" if by_parts else f"b{depth}.values()"
             unlike = self._unlike_on_batches(step)
             if unlike is not None:  # a batch of W's own is passed over whole
-                batches = f"(_g for _g in b{depth}.values() if _g.common.get({unlike!r}, M) != W)"
-            else:
-                batches = f"b{depth}.values()"
-            # looked up by its parts' values (a cluster's placements): of each batch, the facts of those parts; such a
-            # bucket is read for its batches' ids (a batch replaced by its changed self moves only where its parts
-            # did, the batch under the others left as it was: FactIndex.replace_batch)
-            made = f"_g.having({step.keys!r}, {key})" if in_part(step.keys[0]) else "_g.members()"
-            if in_part(step.keys[0]):
-                current = f"(S.batches[{step.fact_type!r}][_i] for _i in b{depth})"
-                batches = batches.replace(f"b{depth}.values()", current)
-            return f"((_f for _g in {batches} for _f in {made}) if b{depth} is not None else ())"
+                found = f"(_g for _g in {found} if _g.common.get({unlike!r}, M) != W)"
+            made = f"_g.having({step.keys!r}, {key})" if by_parts else "_g.members()"
+            return f"((_f for _g in {found} for _f in {made}) if b{depth} is not None else ())"
         self.lookups.append((step.fact_type, step.keys))
         self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
         return f"(b{depth}.values() if b{depth} is not None else ())"

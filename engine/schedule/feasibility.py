@@ -344,8 +344,9 @@ class Shared:
 
     def exempted(self, lists: Mapping[str, frozenset[str]]) -> set[int]:
         """The ids of the exemptable decisions a binding with ``lists`` meets an exemption of (``applies``: False),
-        looked up by its values unless they far outnumber the decisions (a lookup costs a twentieth of a test:
-        a Duplicated binding on 49 clusters looks up 49 values rather than test the 21 taint decisions)."""
+        looked up by its values unless they outnumber the decisions ``_LOOKUPS_PER_TEST`` to one (a lookup costs a
+        small part of a test: a Duplicated binding on 49 clusters looks up 49 values rather than test the 21 taint
+        decisions)."""
         if sum(len(values) for values in lists.values()) >= _LOOKUPS_PER_TEST * len(self.exemptable):
             return {id(d) for d in self.exemptable if not applies(d, lists)}
         by = self.exempt_by
