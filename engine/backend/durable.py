@@ -24,7 +24,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from durable import engine as durable
 
@@ -368,9 +368,14 @@ def _alike(d: Decision) -> tuple[Any, ...]:
     return (d.rule, d.binding, d.cluster, d.message, d.weight, d.kind, d.reason, d.matched, d.exempt)
 
 
-def _same_parts(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether two batches' parts are the same objects, in the same order."""
-    return a is b or (len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True)))
+def _as_before(before: Batch | None, common: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]) -> TypeGuard[Batch]:
+    """Whether the batch placed before is the one now placed: the same common part, and the same part objects in the
+    same order."""
+    if before is None or before.common != common:
+        return False
+    return before.parts is parts or (
+        len(before.parts) == len(parts) and all(x is y for x, y in zip(before.parts, parts, strict=True))
+    )
 
 
 class DurableSession:
@@ -591,7 +596,7 @@ class DurableSession:
             ):
                 return old.id
             before = self._previous.get(old.id) if not self.explained else None
-            if before is not None and _same_parts(before.parts, parts) and before.common == whole:
+            if _as_before(before, whole, parts):
                 batch = before
             else:
                 fresh = itertools.count(old.fresh)
@@ -611,7 +616,7 @@ class DurableSession:
             before = self._previous.pop(batch_id, None) if batch_id is not None and old is None else None
             if batch_id is not None:
                 self.retract(batch_id)
-            if before is not None and _same_parts(before.parts, parts) and before.common == whole:
+            if _as_before(before, whole, parts):
                 batch = before  # placed again as it was when retracted: that very batch again
             else:
                 batch = self._batch(f"{fact_type[:2]}{next(self._ids)}", whole, parts, range(len(parts)), len(parts))
@@ -751,10 +756,10 @@ class DurableSession:
         """Retract a fact, and withdraw every decision and derived fact that depended on it."""
         batch = self._batches.pop(fact_id, None)
         if isinstance(batch, Batch):
-            if not self.explained:  # placed again as it was (``place`` with its id), it is this batch again
-                self._previous[batch.id] = batch
             if self.explained:
                 self._retired_batches[batch.id].append(batch)
+            else:  # placed again as it was (``place`` with its id), it is this batch again
+                self._previous[batch.id] = batch
             fact_type = batch.common["t"]
             if fact_type in self.program.planned_types:
                 self.index.remove_batch(fact_type, batch)

@@ -759,23 +759,14 @@ def binding_controller(world: World, key: str) -> list[Entry]:
         del works[cluster]
         entries.append(Entry(world.now, EntryKind.WORK_DELETED, key, cluster))
     gate, single = world.controllers.stateful_failover_injection, len(binding.clusters) == 1
-    if not single:  # no labels injected for a binding of several clusters: each Work made so, or its labels taken off
-        for cluster in binding.cluster_names:
-            held = works.get(cluster)
-            if held is None:
-                works[cluster] = {}
-                entries.append(Entry(world.now, EntryKind.WORK_CREATED, key, cluster, {}))
-            elif held:
-                works[cluster] = {}
-                entries.append(Entry(world.now, EntryKind.LABELS, key, cluster, {"injectedLabels": {}}))
-        return entries
     for cluster in binding.cluster_names:
-        labels = injected_labels(binding, cluster, gate)
-        if cluster not in works:
+        labels = injected_labels(binding, cluster, gate) if single else {}  # none for a binding of several
+        held = works.get(cluster)
+        if held is None:
             works[cluster] = labels
             detail = {"injectedLabels": labels} if labels else {}
             entries.append(Entry(world.now, EntryKind.WORK_CREATED, key, cluster, detail))
-        elif works[cluster] != labels:
+        elif held != labels:
             works[cluster] = labels
             entries.append(Entry(world.now, EntryKind.LABELS, key, cluster, {"injectedLabels": labels}))
     return entries

@@ -78,8 +78,6 @@ class Feasibility:
         found = self._feasible_at.get((name, workload))
         if found is None or found[0] != revision or found[1] is not self.candidates:
             feasible = tuple(self.shared(name, t, workload).feasible.members for t in self.terms(policy))
-            if found is not None and found[2] == feasible:
-                feasible = found[2]  # alike: the same objects (what a change elsewhere left as it was)
             found = self._feasible_at[(name, workload)] = (revision, self.candidates, feasible)
         return found[2]
 
