@@ -14,7 +14,17 @@ from click.testing import CliRunner
 
 from engine import evaluate, load_facts, load_rules
 from engine.cli import main
-from engine.failover.controllers import Bindings, Clusters, World, graceful_eviction, injected_labels, task_problems
+from engine.failover.controllers import (
+    APP_PRODUCER,
+    APPLICATION_FAILOVER,
+    Bindings,
+    Clusters,
+    RuleEviction,
+    World,
+    graceful_eviction,
+    injected_labels,
+    task_problems,
+)
 from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
 from engine.render import explain_text
 from tests.gates import ON
@@ -259,12 +269,22 @@ def test_a_preservation_failure_on_one_cluster_stops_the_bindings_whole_pass() -
         failover={binding.key: failover},
     )
     world.health_since.update({(binding.key, "member1"): T0, (binding.key, "member2"): T0})
-    entries, evicted = fail_over(world)
+    entries, evicted = fail_over(world, _by_the_rule(world))
     assert not evicted and world.bindings[binding.key] == binding
     (failed,) = entries
     assert (
         failed.cluster == "member2" and "no cluster of this binding is evicted in this pass" in failed.detail["error"]
     )
+
+
+def _by_the_rule(world: World) -> list[RuleEviction]:
+    """The application-failover rule's evictions (rules/application_failover.fr) as the tests below give them to
+    fail_over, which builds the tasks: member2's, then member1's (fail_over orders them by the aggregated status)."""
+    (key,) = world.bindings
+    return [
+        RuleEviction(key, c, APPLICATION_FAILOVER, "application_failover.fr:11", "ApplicationFailure", f"on {c}", e)
+        for c, e in (("member2", APPLICATION_FAILOVER), ("member1", APPLICATION_FAILOVER))
+    ]
 
 
 def _two_unhealthy(status_member2: Any) -> tuple[Binding, World]:
@@ -292,20 +312,21 @@ def test_clusters_before_failover_is_taken_once_per_pass() -> None:
     from engine.failover.controllers import fail_over
 
     binding, world = _two_unhealthy({"jobStatus": {"jobId": "j"}})
-    entries, evicted = fail_over(world)
+    entries, evicted = fail_over(world, _by_the_rule(world))
     assert evicted == {binding.key}
     tasks = world.bindings[binding.key].eviction_tasks
     assert [t.from_cluster for t in tasks] == ["member1", "member2"]
     assert [t.clusters_before_failover for t in tasks] == [("member1", "member2")] * 2
     assert all(t.message == "" for t in tasks)  # neither controller writes a message
-    assert entries[0].detail["because"].startswith("application failover: Unhealthy on member1 since")
+    assert all(t.reason == "ApplicationFailure" and t.producer == APP_PRODUCER for t in tasks)
+    assert [e.detail["because"] for e in entries] == ["on member1", "on member2"]
 
 
 def test_a_missing_status_is_reported_in_karmadas_words() -> None:
     from engine.failover.controllers import fail_over
 
     _, world = _two_unhealthy(None)
-    (failed,) = fail_over(world)[0]
+    (failed,) = fail_over(world, _by_the_rule(world))[0]
     assert "the application status has not yet been collected from Cluster(member2)" in failed.detail["error"]
 
 
@@ -330,9 +351,16 @@ def test_explain_now_explains_the_eviction(tmp_path: Path, in_root: Path) -> Non
     assert lines[0] == "streaming/fraud-detector-flinkdeployment on member1: evicted at 2026-12-02T10:02:01Z"
     assert lines[1] == (
         "  by application failover: Unhealthy on member1 since 2026-12-02T10:00:00Z, "
-        "longer than its tolerationSeconds 120"
+        "longer than its tolerationSeconds 120  [application-failover at <builtin>/application_failover.fr:11]"
     )
-    assert "reason ApplicationFailure, producer resource-binding-application-failover-controller" in lines[2]
+    # the facts the application-failover rule matched: the controller's timer and the policy's failover
+    assert "    f: application_failover policy=flink-stateful purge_mode=Directly toleration_seconds=120" in lines
+    assert "    u: unhealthy_workload binding=fraud-detector-flinkdeployment cluster=member1 namespace=streaming" in (
+        result.stdout
+    )
+    assert "seconds=121 since=2026-12-02T10:00:00Z" in result.stdout
+    (task,) = [line for line in lines if line.startswith("  task: ")]
+    assert "reason ApplicationFailure, producer resource-binding-application-failover-controller" in task
     assert "  now on: member2" in lines
     assert (
         "  labels injected on member2: karmada.io/failover-flink-checkpoint=chk-1, karmada.io/failover-jobid=j1"
@@ -475,18 +503,23 @@ def test_built_in_health_interpreters(api_version: str, kind: str, enabled: bool
 def test_unhealthy_timers_follow_workload_unhealthy_map(health: str, kept: bool) -> None:
     """deleteIrrelevantClusters drops a timer on Healthy or Unknown only (distinguishUnhealthyClustersWithOthers);
     a health that is neither keeps it."""
-    from engine.failover.controllers import application_failover
+    from engine.failover.controllers import application_timers, unhealthy_workloads
 
     _, world = _two_unhealthy({"jobStatus": {"jobId": "j"}})
     key = next(iter(world.bindings))
     world.now = T0
-    assert list(application_failover(world)) == []  # first sight: timers set at T0
+    application_timers(world)  # first sight: timers set at T0, run out after none of their seconds
+    assert unhealthy_workloads(world) == {
+        key: [("member1", "2026-12-02T10:00:00Z", 0), ("member2", "2026-12-02T10:00:00Z", 0)]
+    }
     binding = world.bindings[key]
     statuses = (ClusterStatus("member1", health), binding.aggregated_status[1])
     world.bindings[key] = replace(binding, aggregated_status=statuses)
     world.now = T0 + dt.timedelta(seconds=30)
-    list(application_failover(world))
+    application_timers(world)
     assert ((key, "member1") in world.unhealthy_since) is kept
+    # a timer of a workload that is not Unhealthy now (kept, or not) is no unhealthy_workload fact
+    assert unhealthy_workloads(world) == {key: [("member2", "2026-12-02T10:00:00Z", 30)]}
 
 
 def _tainted(tmp_path: Path) -> list[str]:
@@ -756,7 +789,7 @@ def test_a_reconcile_starts_the_timers_of_every_binding_it_walks() -> None:
     """Two rescheduled bindings, each Unhealthy on its target: the first already past its toleration (due), the
     second just seen. The reconcile reports the due one and still starts the second's timer (stopping at the
     first due binding left it unstarted until some later moment)."""
-    from engine.failover.controllers import Failover, reconcile_application_failover
+    from engine.failover.controllers import Failover, application_timers, unhealthy_workloads
 
     bindings = {}
     for name in ("a", "b"):
@@ -769,8 +802,13 @@ def test_a_reconcile_starts_the_timers_of_every_binding_it_walks() -> None:
     world = World(T0 + dt.timedelta(seconds=61), Clusters({}), Bindings(bindings), dict.fromkeys(bindings, failover))
     first, second = sorted(bindings)
     world.health_since[(first, "member1")] = T0  # Unhealthy since T0: due
-    assert reconcile_application_failover(world, bindings)
+    application_timers(world, bindings)
     assert world.unhealthy_since == {(first, "member1"): T0, (second, "member1"): world.now}
+    # the first for 61 seconds (past its 60: the rule evicts it), the second for none
+    assert unhealthy_workloads(world) == {
+        first: [("member1", "2026-12-02T10:00:00Z", 61)],
+        second: [("member1", "2026-12-02T10:01:01Z", 0)],
+    }
 
 
 def test_a_bad_control_plane_variable_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

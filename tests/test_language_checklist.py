@@ -46,7 +46,7 @@ CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Replicas: Entry("replicas_plain", "replicas", ("schedule/plan.py",)),
     ast.WorkloadTerm: Entry("workload_term", "workload", ("compile/policies.py", "schedule/scheduler.py")),
     ast.Failover: Entry("failover", "failover", ("failover/controllers.py",)),
-    ast.FailoverToleration: Entry("fo_toleration", "toleration", ("failover/controllers.py",)),
+    ast.FailoverToleration: Entry("fo_toleration", "toleration", ("compile/policies.py", "failover/controllers.py")),
     ast.Purge: Entry("fo_purge", "purge", ("failover/controllers.py",)),
     ast.Grace: Entry("fo_grace", "grace", ("failover/controllers.py",)),
     ast.Preserve: Entry("fo_preserve", "preserve", ("failover/controllers.py",)),

@@ -241,14 +241,19 @@ class DurableProgram:
         for compiled_plan in self.plans.values():
             if not compiled_plan.plan.evicts:
                 self.anchored[compiled_plan.plan.anchor_type].append(compiled_plan)
-        # fact type → the planned rules that read it (their answers are stale when one of its facts changes)
+        # fact type → the planned rules that read it (their answers are stale when one of its facts changes), those
+        # that evict apart (their evictions, all of a rule's at once, are all that is kept of them)
         self.readers: dict[str, tuple[int, ...]] = defaultdict(tuple)
+        self.evict_readers: dict[str, tuple[int, ...]] = defaultdict(tuple)
         # (planned rule, fact type) → the keys it looks the type's facts up by, and the anchor's values for them
         # (JoinPlan.keyed): a change of such a fact makes stale only the answers of the anchors with its values
         self.keyed: dict[tuple[int, str], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
         for i, compiled_plan in self.plans.items():
             for fact_type in compiled_plan.plan.reads:
-                self.readers[fact_type] += (i,)
+                if compiled_plan.plan.evicts:
+                    self.evict_readers[fact_type] += (i,)
+                else:
+                    self.readers[fact_type] += (i,)
                 keyed = None if compiled_plan.plan.evicts else compiled_plan.plan.keyed(fact_type)
                 if keyed is not None:
                     self.keyed[(i, fact_type)] = keyed
@@ -506,11 +511,12 @@ class DurableSession:
         its type are stale; of a rule that looks the type up by the anchor's values, those of the anchors with the
         fact's values only. ``added``: the change is that batch added (``fact`` its common part), which a rule that
         appends (CompiledPlan.appends) appends its matches of to the anchors' answers when they are next asked for."""
+        for index in self.program.evict_readers.get(fact_type, ()):
+            self._evicted.pop(index, None)
         for index in self.program.readers.get(fact_type, ()):
             keyed = self.program.keyed.get((index, fact_type))
             values = key_values(fact, keyed[0]) if keyed is not None else None
             if values is None:  # every answer
-                self._evicted.pop(index, None)
                 self._appended.pop(index, None)
                 dropped = self._planned.pop(index, None)
                 if dropped:

@@ -175,6 +175,10 @@ def eviction_task(b: Binding, task: EvictionTask) -> dict[str, Any]:
     }
 
 
+def unhealthy_workload(namespace: str, binding: str, cluster: str, since: str, seconds: int) -> dict[str, Any]:
+    return {"namespace": namespace, "binding": binding, "cluster": cluster, "since": since, "seconds": seconds}
+
+
 def shown(symbols: Symbols, fact: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """(the fact's type, its fields as people name them), for explanations; unset fields left out."""
     fields = {

@@ -15,6 +15,7 @@ from typing import Any
 from engine.compile import ir
 from engine.compile.encoding import Groups, Symbols
 from engine.syntax import ast
+from engine.syntax.schema import DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
 BINDING = "v_b"
 CLUSTER = "v_c"
@@ -52,6 +53,22 @@ def tolerations(policy: ast.Policy, seconds: bool = False) -> list[dict[str, Any
                 fact["seconds"] = t.seconds.seconds if t.seconds else None
             out.append(fact)
     return out
+
+
+def application_failover_fact(policy: ast.Policy) -> dict[str, Any] | None:
+    """The policy's ``application_failover`` fact (spec.failover.application, Karmada's defaults applied:
+    tolerationSeconds 300, purgeMode Gracefully; a deprecated purge mode by its new name), for the
+    application-failover rule (rules/application_failover.fr); None without a ``failover application`` block."""
+    block = next((s for s in policy.statements if isinstance(s, ast.Failover) and s.kind.value == "application"), None)
+    if block is None:
+        return None
+    seconds = next((s.duration.seconds for s in block.statements if isinstance(s, ast.FailoverToleration)), None)
+    purge = next((s.mode.value for s in block.statements if isinstance(s, ast.Purge)), "Gracefully")
+    return {
+        "policy": policy.name.value,
+        "toleration_seconds": DEFAULT_TOLERATION_SECONDS if seconds is None else seconds,
+        "purge_mode": DEPRECATED_PURGE_MODES.get(purge, purge),
+    }
 
 
 def spread_facts(policy: ast.Policy) -> list[dict[str, Any]]:

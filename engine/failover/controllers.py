@@ -10,6 +10,7 @@ clusters (Works), deleting before creating for ``Directly`` and injecting preser
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any
 from engine.check.rules import builtin_files
 from engine.compile import encoding, ir
 from engine.compile.encoding import Symbols
-from engine.compile.policies import tolerations
+from engine.compile.policies import application_failover_fact, tolerations
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, Span, listed, warning
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
@@ -270,15 +271,13 @@ def failover_of(policy: ast.Policy, controllers: Controllers = DEFAULT_CONTROLLE
         preservation = Preservation(state, f"{block.span.file}:{block.span.line}") if kept else None
         purge = next((s.mode.value for s in block.statements if isinstance(s, ast.Purge)), "Gracefully")
         purge = DEPRECATED_PURGE_MODES.get(purge, purge)
-        if block.kind.value == "application":
-            seconds = next(
-                (s.duration.seconds for s in block.statements if isinstance(s, ast.FailoverToleration)), None
-            )
+        app = application_failover_fact(policy) if block.kind.value == "application" else None
+        if app is not None:
             grace = next((s.duration.seconds for s in block.statements if isinstance(s, ast.Grace)), None)
             f = replace(
                 f,
                 app=True,
-                toleration_seconds=DEFAULT_TOLERATION_SECONDS if seconds is None else seconds,
+                toleration_seconds=app["toleration_seconds"],
                 app_purge=purge,
                 grace_seconds=(grace or DEFAULT_GRACE_PERIOD_SECONDS) if purge == "Gracefully" else None,
                 app_state=preservation,
@@ -511,13 +510,12 @@ def _go_after(t: dt.datetime, seconds: int) -> dt.datetime:
         return NEVER if nanoseconds > 0 else _EARLIEST
 
 
-def application_failover(world: World, keys: Iterable[str] | None = None) -> Iterator[tuple[str, str, bool, str]]:
-    """(binding, cluster, app=True, why) for each workload Unhealthy for longer than tolerationSeconds (§4.4),
-    of every binding with a status or of those of ``keys``.
-
-    The timers are Karmada's workloadUnhealthyMap: set on first sight of Unhealthy (for a cluster not
-    in a task), dropped when the workload is Healthy or Unknown or the cluster is no longer a target
-    (deleteIrrelevantClusters), kept otherwise (an Unhealthy cluster with a task, another health)."""
+def application_timers(world: World, keys: Iterable[str] | None = None) -> None:
+    """The application failover controller's timers (Karmada's workloadUnhealthyMap) of every binding with a status,
+    or of those of ``keys``: set at the first sight of Unhealthy on a cluster not in a task, dropped when the
+    workload is Healthy or Unknown there or the cluster is no longer a target (deleteIrrelevantClusters), kept
+    otherwise (an Unhealthy cluster in a task, another health). Whether a timer has run out is the
+    application-failover rule's to say (rules/application_failover.fr), on the ``unhealthy_workload`` facts."""
     with_status = world.bindings.with_status
     for key in sorted(with_status if keys is None else with_status.intersection(keys)):  # no status, no timer
         binding = world.bindings[key]
@@ -530,26 +528,35 @@ def application_failover(world: World, keys: Iterable[str] | None = None) -> Ite
             seen = (key, status.cluster)
             if status.health in ("Healthy", "Unknown") or status.cluster not in targets:
                 world.unhealthy_since.pop(seen, None)
-                continue
-            if status.health != "Unhealthy" or status.cluster in tasks:
-                continue
-            since = world.unhealthy_since.setdefault(seen, world.health_since.get(seen, world.now))
-            if world.now > later(since, f.toleration_seconds):
-                why = (
-                    f"application failover: Unhealthy on {status.cluster} since {rfc3339(since)}, "
-                    f"longer than its tolerationSeconds {f.toleration_seconds}"
-                )
-                yield key, status.cluster, True, why
+            elif status.health == "Unhealthy" and status.cluster not in tasks:
+                world.unhealthy_since.setdefault(seen, world.health_since.get(seen, world.now))
 
 
-def reconcile_application_failover(world: World, keys: Iterable[str]) -> bool:
-    """The application failover controller's reconcile of the bindings ``keys`` (updated in this step): their
-    timers of workloads Unhealthy on new targets start now. Whether one of them is due already (it is evicted at
-    the next reconcile). Every binding is walked: the timers are started as the walk goes."""
-    due = False
-    for _ in application_failover(world, keys):
-        due = True
-    return due
+def unhealthy_workloads(world: World) -> dict[str, list[tuple[str, str, int]]]:
+    """binding key → (cluster, since, seconds since, rounded up) of each timer of a workload Unhealthy now on a
+    cluster the binding targets: its ``unhealthy_workload`` facts. Rounded up, ``seconds > N`` holds exactly when
+    the clock is past since + N seconds (detectFailure: timeNow.After(unHealthyTimeStamp.Add(tolerationSeconds)))."""
+    out: dict[str, list[tuple[str, str, int]]] = {}
+    for (key, cluster), since in sorted(world.unhealthy_since.items()):
+        binding = world.bindings.get(key)
+        status = binding.status_by_cluster.get(cluster) if binding is not None else None
+        if binding is None or status is None or status.health != "Unhealthy" or cluster not in binding.cluster_names:
+            continue
+        seconds = math.ceil((world.now - since).total_seconds())
+        out.setdefault(key, []).append((cluster, rfc3339(since), seconds))
+    return out
+
+
+def application_failover(world: World, evictions: Iterable[RuleEviction]) -> list[Trigger]:
+    """The application-failover rule's evictions, by binding and in the order of its aggregated status (which
+    detectFailure walks; a binding's tasks are built in that order)."""
+
+    def order(e: RuleEviction) -> tuple[str, int, str]:
+        binding = world.bindings.get(e.binding)
+        names = [s.cluster for s in binding.aggregated_status] if binding is not None else []
+        return e.binding, names.index(e.cluster) if e.cluster in names else len(names), e.cluster
+
+    return [(e.binding, e.cluster, e, e.message) for e in sorted(evictions, key=order)]
 
 
 @cache
@@ -689,7 +696,7 @@ def taint_manager(world: World, untolerated: Mapping[tuple[str, str], RuleEvicti
                 continue
             due, why = taint_eviction(f, cluster, world.now)
             if due is True:
-                yield key, name, False, why
+                yield key, name, None, why
 
 
 def go_bool(text: str) -> bool | None:
@@ -772,11 +779,16 @@ def binding_controller(world: World, key: str) -> list[Entry]:
     return entries
 
 
+# the built-in rules that are Karmada's controllers' eviction decisions: each eviction is that controller's
+TAINT_MANAGER = "taint-manager"  # rules/taint_manager.fr: the taint manager's task, the policy's cluster failover
+APPLICATION_FAILOVER = "application-failover"  # rules/application_failover.fr: the policy's application failover
+
+
 @dataclass(frozen=True)
 class RuleEviction:
     """An `evict b from c reason R "message"` action of a rule: a user's (a custom failover trigger, with the
-    policy's application failover), or of the built-in taint-manager rule (``controller``: the taint manager's
-    task, with the policy's cluster failover)."""
+    policy's application failover), or of a built-in rule that is a controller's decision (``controller``: its
+    name, TAINT_MANAGER or APPLICATION_FAILOVER)."""
 
     binding: str
     cluster: str
@@ -784,7 +796,7 @@ class RuleEviction:
     source: str
     reason: str
     message: str
-    controller: bool = False
+    controller: str = ""
     explanation: Explanation | None = None  # the facts it matched, where the session explains (engine.schedule)
 
 
@@ -817,17 +829,19 @@ def _preservation_blocked(
     return blocked
 
 
-Trigger = tuple[str, str, "bool | RuleEviction", str]  # binding, cluster, app (or the rule's eviction), why
+# binding, cluster, the rule's eviction (None: the taint manager's, a toleration's seconds ran out), why
+Trigger = tuple[str, str, "RuleEviction | None", str]
 
 
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
     """Run the failover controllers (and rules' evictions) at ``world.now``; returns what happened
     and the bindings evicted. ``by_rules``: the evictions rules decided on the current facts, the built-in
-    taint-manager rule's (``controller``) and users' rules'."""
+    rules' that are the controllers' decisions (``controller``) and users' rules'."""
     entries: list[Entry] = []
     evicted: set[str] = set()
-    untolerated = untolerated_by_rule(e for e in by_rules if e.controller)
-    triggers: list[Trigger] = [*application_failover(world), *taint_manager(world, untolerated)]
+    untolerated = untolerated_by_rule(e for e in by_rules if e.controller == TAINT_MANAGER)
+    app = application_failover(world, (e for e in by_rules if e.controller == APPLICATION_FAILOVER))
+    triggers: list[Trigger] = [*app, *taint_manager(world, untolerated)]
     triggers += [
         (e.binding, e.cluster, e, f"rule {e.rule}: {e.reason}")
         for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))
@@ -835,15 +849,15 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
     ]
     # clustersBeforeFailover: the binding's clusters when the pass began, whatever it evicts first
     before = {key: world.bindings[key].cluster_names for key, _, _, _ in triggers if key in world.bindings}
-    blocked = _preservation_blocked(world, [(k, c) for k, c, app, _ in triggers if app is True], before)
+    blocked = _preservation_blocked(world, [(k, c) for k, c, _, _ in app], before)
     for key, cluster, why, because in triggers:
         binding = world.bindings.get(key)
         if binding is None or cluster not in binding.cluster_names:
             continue  # not a target (any more): the first eviction stands
         f = world.failover[key]
-        by_user = isinstance(why, RuleEviction) and not why.controller  # with the application failover's task
-        by_taint = why is False or (isinstance(why, RuleEviction) and why.controller)
-        if why is True and key in blocked:
+        controller = why.controller if why is not None else TAINT_MANAGER
+        by_taint = controller == TAINT_MANAGER
+        if controller == APPLICATION_FAILOVER and key in blocked:
             at, error = blocked[key]
             if at == cluster:  # the pass stopped at this cluster: say why, once
                 source = f.app_state.source if f.app_state else ""
@@ -854,7 +868,7 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         try:
             task = (
                 _rule_task(world, binding, why, before[key])
-                if isinstance(why, RuleEviction) and by_user
+                if why is not None and not controller  # a user's rule: the application failover's task
                 else _task(world, binding, cluster, not by_taint, before[key])
             )
         except PreservationError as exc:
@@ -863,16 +877,16 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
             continue
         problems = task_problems(task)
         if problems:
-            source = why.source if isinstance(why, RuleEviction) else ""
+            source = why.source if why is not None else ""
             entries.append(_failed(world, key, cluster, "invalid eviction task: " + "; ".join(problems), source))
             continue
         world.bindings[key] = _evict(binding, cluster, task)
         evicted.add(key)
         detail: dict[str, Any] = {"because": because}
-        if isinstance(why, RuleEviction):
+        if why is not None:
             detail |= {"rule": why.rule, "source": why.source}
         task = world.bindings[key].eviction_tasks[-1]
-        explanation = why.explanation if isinstance(why, RuleEviction) else None
+        explanation = why.explanation if why is not None else None
         entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task, explanation=explanation))
     return _once(world, entries), evicted
 

@@ -15,15 +15,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
+from engine.compile import ir
 from engine.errors import Diagnostic, warning
 from engine.failover.controllers import (
+    APPLICATION_FAILOVER,
     DEFAULT_CONTROLLERS,
     TAINT_EVICTION_RETRY,
+    TAINT_MANAGER,
     Bindings,
     Clusters,
     Controllers,
     RuleEviction,
     World,
+    application_timers,
     binding_controller,
     comparison_horizon,
     fail_over,
@@ -31,12 +35,13 @@ from engine.failover.controllers import (
     failover_of,
     graceful_eviction,
     label_problems,
+    later,
     new_clusters_healthy,
     next_taint_resync,
     no_execute_tainted,
-    reconcile_application_failover,
     taint_eviction_due,
     task_timeout,
+    unhealthy_workloads,
 )
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import (
@@ -56,6 +61,25 @@ from engine.schedule.reschedule import waits_for_the_workload
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
+
+
+def _seconds_compared(rules: Sequence[ir.Rule]) -> tuple[int, ...]:
+    """The numbers the rules compare an ``unhealthy_workload`` fact's ``seconds`` with: where a test of them
+    can turn."""
+    marks: set[int] = set()
+
+    def walk(cond: ir.Cond) -> None:
+        if isinstance(cond, ir.Test) and cond.prop == "seconds" and type(cond.operand) is int:
+            marks.add(cond.operand)
+        elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
+            for item in cond.items:
+                walk(item)
+
+    for rule in rules:
+        for pattern in rule.patterns:
+            if pattern.fact_type == "unhealthy_workload":
+                walk(pattern.cond)
+    return tuple(sorted(marks))
 
 
 class Simulator:
@@ -111,6 +135,9 @@ class Simulator:
         self.entries: list[Entry] = []
         self.after_failover: dict[str, Placement] = {}  # an evicted binding → where the scheduler put it
         self.repeats: list[Entry] = []  # the ``repeats`` entries of the last run (loops listed once)
+        # the seconds rules compare an unhealthy workload's timer with (a user's `u.seconds > 60`): a timer reaching
+        # one is a moment to look again, as the application failover's own toleration is
+        self.unhealthy_marks = _seconds_compared(scheduler.compiled.rules)
 
     # ------------------------------------------------------------ events
     def apply(self, event: Event) -> None:
@@ -206,6 +233,8 @@ class Simulator:
 
     def step(self) -> None:
         world = self.world
+        application_timers(world)  # the application failover controller's timers, before its rule is asked
+        self._sync_unhealthy()
         entries, evicted = fail_over(world, self._rule_evictions())
         self.entries += entries
         # the unplaced bindings, less those a sweep keeps unschedulable (Scheduler.kept), found at once
@@ -230,7 +259,22 @@ class Simulator:
         # the application failover controller reconciles every binding updated in this step at once (its timers
         # of workloads Unhealthy on new targets start now); one already due is evicted at its next reconcile
         changed, world.bindings.changed = world.bindings.changed, set()
-        self.due_now = reconcile_application_failover(world, changed)
+        application_timers(world, changed)
+        self.due_now = self._application_failover_due(changed)
+
+    def _sync_unhealthy(self) -> dict[str, list[tuple[str, str, int]]]:
+        """The session's ``unhealthy_workload`` facts made the application failover controller's timers now."""
+        timers = unhealthy_workloads(self.world)
+        self.store.update_unhealthy(timers)
+        return timers
+
+    def _application_failover_due(self, keys: set[str]) -> bool:
+        """Whether the application-failover rule evicts one of the bindings ``keys`` now (their reconcile found a
+        timer run out: a task removed, a target kept Unhealthy)."""
+        if not self._sync_unhealthy().keys() & keys:
+            return False
+        evictions = self._rule_evictions(explained=False)
+        return any(e.controller == APPLICATION_FAILOVER and e.binding in keys for e in evictions)
 
     def schedule_triggered(self) -> None:
         """Before the first step: the scheduled bindings the scheduler would run now (Scheduler.why_run:
@@ -243,7 +287,8 @@ class Simulator:
 
     def _rule_evictions(self, explained: bool = True) -> list[RuleEviction]:
         """The `evict` actions the rules take on the current facts: the built-in taint-manager rule's (none
-        without a NoExecute taint a binding's policy does not tolerate) and users' rules'; ``explained``: each with
+        without a NoExecute taint a binding's policy does not tolerate), the application-failover rule's (none
+        without a workload Unhealthy for longer than its policy tolerates) and users' rules'; ``explained``: each with
         the facts it matched, where the session keeps them (not for a deadline, which reads the pairs alone)."""
         evictions = self.store.evictions()
         if not evictions:
@@ -257,7 +302,8 @@ class Simulator:
             key = keys.get(d.binding)
             if key is not None:
                 why = explainer.explanation(d) if explainer is not None else None
-                out.append(RuleEviction(key, d.cluster, rule.name, source, d.reason, d.message, rule.builtin, why))
+                controller = rule.name if rule.builtin else ""  # a built-in rule evicts as a controller decides
+                out.append(RuleEviction(key, d.cluster, rule.name, source, d.reason, d.message, controller, why))
         return out
 
     def _schedule(self, key: str) -> Placement:
@@ -295,10 +341,11 @@ class Simulator:
             f = world.failover.get(key)
             if f is not None and f.app:
                 times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
+                times += [later(since, seconds) for mark in self.unhealthy_marks for seconds in (mark, mark + 1)]
         bindings = world.bindings
         tainted = no_execute_tainted(world)
         evictions = self._rule_evictions(explained=False) if tainted else []
-        untolerated = {(e.binding, e.cluster) for e in evictions if e.controller}
+        untolerated = {(e.binding, e.cluster) for e in evictions if e.controller == TAINT_MANAGER}
         for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:

@@ -132,7 +132,8 @@ class Scheduler:
         )
         # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
         # unschedulable binding waits on is not known, and none is kept
-        self._unkeepable = bool(self.compiled.ungrouped & {"placement", "scheduled", "taint", "eviction_task", MEMBER})
+        changing = {"placement", "scheduled", "taint", "eviction_task", "unhealthy_workload", MEMBER}
+        self._unkeepable = bool(self.compiled.ungrouped & changing)
         # the filter stage: each policy's shared result, each binding's overlay on it
         self.feasibility = Feasibility(self.session, self.compiled, self.store, self.policies, self.candidates)
         # what bindings alike chose on a shared result (Scheduler._attempt, Scheduler._choose), kept while it is

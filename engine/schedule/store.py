@@ -18,7 +18,7 @@ from typing import Any
 from engine.backend import Decision, Session
 from engine.compile import encoding
 from engine.compile.encoding import Groups
-from engine.compile.policies import groups, spread_facts, tolerations
+from engine.compile.policies import application_failover_fact, groups, spread_facts, tolerations
 from engine.compile.program import CompiledProgram
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
@@ -77,6 +77,7 @@ class FactStore:
         self._owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
         self._reads_members = MEMBER in compiled.matched
         self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
+        self._unhealthy: set[str] = set()  # the bindings with unhealthy_workload facts (update_unhealthy)
         self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (group_names)
         self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
         self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
@@ -102,6 +103,9 @@ class FactStore:
                 s.assert_fact("cluster_toleration", toleration)
             for spread in spread_facts(policy):
                 s.assert_fact("spread_constraint", spread)
+            app = application_failover_fact(policy)
+            if app is not None:
+                s.assert_fact("application_failover", app)
         for binding in self.facts.bindings:
             self._tasks(binding)
         for cluster in live:
@@ -235,6 +239,17 @@ class FactStore:
         self._synced[binding.key] = binding
         self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
         self._tasks(binding)
+
+    def update_unhealthy(self, timers: Mapping[str, Sequence[tuple[str, str, int]]]) -> None:
+        """The application failover controller's timers of workloads Unhealthy now: binding key → (cluster, since,
+        seconds since) of each; the ``unhealthy_workload`` facts of the bindings not named are retracted."""
+        for key in self._unhealthy - timers.keys():
+            self._own(encoding.binding_owner(key), "unhealthy", "unhealthy_workload", [])
+        for key, held in timers.items():
+            b = self.binding_facts[key]
+            facts = [encoding.unhealthy_workload(b["namespace"], b["name"], *timer) for timer in held]
+            self._own(encoding.binding_owner(key), "unhealthy", "unhealthy_workload", facts)
+        self._unhealthy = set(timers)
 
     def restore(self, binding: Binding) -> None:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""

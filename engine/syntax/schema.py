@@ -73,6 +73,22 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "reason": FieldType.STRING,
         "producer": FieldType.STRING,
     },
+    # a policy's spec.failover.application, defaults applied (tolerationSeconds 300, purgeMode Gracefully)
+    "application_failover": {
+        "policy": FieldType.STRING,
+        "toleration_seconds": FieldType.NUMBER,
+        "purge_mode": FieldType.STRING,
+    },
+    # the application failover controller's timer (workloadUnhealthyMap) of a workload Unhealthy on a cluster its
+    # binding targets: since when (RFC 3339) and for how many seconds now, rounded up (so `seconds > N` holds
+    # exactly when Karmada's clock is past since + N seconds); only for bindings that controller watches
+    "unhealthy_workload": {
+        "namespace": FieldType.STRING,
+        "binding": FieldType.STRING,
+        "cluster": FieldType.STRING,
+        "since": FieldType.STRING,
+        "seconds": FieldType.NUMBER,
+    },
     "placement": {
         "namespace": FieldType.STRING,
         "binding": FieldType.STRING,
