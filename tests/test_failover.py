@@ -196,16 +196,16 @@ def test_task_validation() -> None:
 
 def test_eval_now_runs_failover_on_the_scheduler_session(monkeypatch: pytest.MonkeyPatch) -> None:
     """One engine session per evaluation, failover included (the facts are loaded once)."""
-    from engine.backend.durable import DurableProgram
+    from engine.backend.planned import PlannedProgram
 
     opened: list[object] = []
-    original = DurableProgram.session
+    original = PlannedProgram.session
 
-    def counting(self: DurableProgram, explained: bool = True) -> Any:
+    def counting(self: PlannedProgram, explained: bool = True) -> Any:
         opened.append(self)
         return original(self, explained)
 
-    monkeypatch.setattr(DurableProgram, "session", counting)
+    monkeypatch.setattr(PlannedProgram, "session", counting)
     rules = load_rules([EXAMPLE / "policy.fr"])
     result = evaluate(rules, load_facts([EXAMPLE / "facts"]), T0 + dt.timedelta(hours=1), controllers=ON)
     assert result.placements and len(opened) == 1

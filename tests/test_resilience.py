@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine import load_facts, load_rules
-from engine.backend.durable import DurableSession
+from engine.backend.planned import PlannedSession
 from engine.cli import main
 from engine.errors import UsageError
 from engine.inputs.facts import Facts, TargetCluster
@@ -568,7 +568,7 @@ def test_a_scenario_undone_leaves_the_base_as_it_was_the_same_objects() -> None:
     rules, facts = _flink_ha()
     base = Base(rules, facts, ON)
     feasibility, session = base.scheduler.feasibility, base.scheduler.session
-    assert isinstance(session, DurableSession)
+    assert isinstance(session, PlannedSession)
     policies = [(name, w) for name in sorted(feasibility.policies) for w in (True, False)]
     before = {p: feasibility.feasible_now(*p) for p in policies}
     batches = dict(session._batches)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -54,6 +55,39 @@ class Decision:
             (tuple(sorted((a, fact if a == alias else i) for a, i in self.matched)), weight)
             for alias, fact in self.group
         )
+
+
+# a batch (Session.place) whose facts are asserted one by one: its common part, and each fact's part and id
+OneByOne = tuple[dict[str, Any], list[tuple[Mapping[str, Any], str]]]
+
+
+def place_each(
+    session: Session,
+    old: OneByOne | None,
+    fact_type: str,
+    common: Mapping[str, Any],
+    parts: Sequence[Mapping[str, Any]],
+) -> OneByOne:
+    """``Session.place`` as facts asserted one by one, in ``session``: those of the batch ``old``'s facts alike (the
+    same common part, an equal part) staying asserted (a binding leaving one of fifty clusters changes one fact, not
+    a hundred), the others retracted in reverse order, then the new ones asserted in order; the batch now."""
+    alike: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    before = old[1] if old is not None and old[0] == common else []
+    try:
+        for part, fact_id in before:
+            alike[tuple(part.items())].append(fact_id)
+        kept = [alike[key].pop(0) if alike.get(key := tuple(part.items())) else None for part in parts]
+    except TypeError:  # a list among the values: every fact anew, none alike
+        kept = [None] * len(parts)
+    staying = set(kept)
+    for _, fact_id in reversed(old[1] if old is not None else []):
+        if fact_id not in staying:
+            session.retract(fact_id)
+    made = [
+        (part, fact_id if fact_id is not None else session.assert_fact(fact_type, {**common, **part}))
+        for part, fact_id in zip(parts, kept, strict=True)
+    ]
+    return dict(common), made
 
 
 class Session(Protocol):
