@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -179,13 +180,34 @@ def test_a_rule_can_evict(tmp_path: Path) -> None:
     ],
 )
 def test_taint_manager_decision(seconds: int | None, added: int, want: bool | int) -> None:
-    from engine.failover.controllers import Failover, taint_eviction_due
-    from engine.inputs.facts import Cluster, Taint
-
-    toleration = {"key": "test-key", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": seconds}
-    taint = Taint("test-key", "", "NoExecute", T0 + dt.timedelta(seconds=added))
-    due = taint_eviction_due(Failover(tolerations=(toleration,)), Cluster("m1", taints=(taint,)), T0)
+    toleration: dict[str, object] = {"key": "test-key", "operator": "Exists", "effect": "NoExecute"}
+    if seconds is not None:
+        toleration["tolerationSeconds"] = seconds
+    taint = {"key": "test-key", "effect": "NoExecute", "timeAdded": _at(T0 + dt.timedelta(seconds=added))}
+    due = _taint_manager([toleration], [taint], T0)
     assert due == (T0 + dt.timedelta(seconds=want) if not isinstance(want, bool) else want)
+
+
+def _at(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _taint_manager(
+    tolerations: Sequence[Mapping[str, object]], taints: Sequence[Mapping[str, object]], now: dt.datetime
+) -> object:
+    """The taint manager's decision on a binding placed on a cluster with ``taints`` under a policy with
+    ``tolerations``, from ``now`` on, by its rules (rules/taint_manager.fr) as time runs, as the oracle asks it
+    (tests/data/oracle/compare.py): True (evict now), False (not within a day), or when."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("oracle_compare", Path(__file__).parent / "data/oracle/compare.py")
+    assert spec is not None and spec.loader is not None
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    answer = compare.taint_answer_of({"tolerations": tolerations, "taints": taints, "now": _at(now)})
+    if answer["decision"] == "after":
+        return now + dt.timedelta(seconds=answer["seconds"])
+    return answer["decision"] == "now"
 
 
 NO_EXECUTE = "NoExecute"
@@ -219,7 +241,8 @@ def test_the_taint_managers_decision_end_to_end(
 ) -> None:
     """Karmada's table, each case a binding on a tainted cluster evaluated at T (`eval --now`): a NoExecute taint
     no toleration tolerates is evicted by the taint-manager rule (rules/taint_manager.fr, named with its line in
-    the eviction), one whose toleration seconds ran out by the taint manager's timer; by both engines."""
+    the eviction), one whose toleration seconds ran out by the taint-manager-toleration-seconds rule; by both
+    engines."""
     from engine import evaluate, load_facts, load_rules
     from tests.helpers import binding, cluster, workload
 
@@ -238,7 +261,7 @@ def test_the_taint_managers_decision_end_to_end(
     if evicted is None:
         assert found == [], case
         return
-    rule = "taint-manager" if evicted == "rule" else ""
+    rule = "taint-manager" if evicted == "rule" else "taint-manager-toleration-seconds"
     assert found == [("default/app-deployment", "test-cluster", "TaintUntolerated", rule)], case
     (eviction,) = result.evictions
     if evicted == "rule":  # the taint no toleration tolerates, in the rule's words
@@ -259,22 +282,36 @@ def test_the_taint_managers_decision_end_to_end(
         from engine.render.results import eviction_lines
 
         assert f"    t: taint {facts['t'][1]}" in eviction_lines(eviction)  # `explain --now` shows them
-    else:
-        assert eviction.source == "" and "tolerated for" in eviction.because and eviction.explanation is None
+    else:  # a toleration's seconds ran out: the second rule, with the taint's age and the toleration it used
+        assert eviction.source.endswith("taint_manager.fr:24")
+        assert eviction.because.startswith(
+            "taint manager: test-cluster has had the NoExecute taint {test-key:NoExecute}"
+        )
+        assert eviction.explanation is not None and eviction.explanation.rule == "taint-manager-toleration-seconds"
+        facts = {f.alias: (f.fact_type, f.description) for f in eviction.explanation.facts}
+        assert {a: t for a, (t, _) in facts.items()} == {
+            "a": "taint_age",
+            "b": "binding",
+            "c": "cluster",
+            "p": "placement",
+            "x": "toleration_used",
+        }
 
 
 def test_the_earliest_trigger_pairs_each_used_toleration_with_every_taint_it_tolerates() -> None:
     """GetMinTolerationTimeWithCurrentTime (helper/taint.go): taint A (added T) is first tolerated by a 300s
     toleration, taint B (added T+100s) by a 60s one that tolerates A as well: the trigger is A + 60s, not
     min(A + 300s, B + 60s)."""
-    from engine.failover.controllers import Failover, taint_eviction_due
-    from engine.inputs.facts import Cluster, Taint
-
-    only_a = {"key": "a", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": 300}
-    any_taint = {"key": "", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": 60}
-    taints = (Taint("a", "", "NoExecute", T0), Taint("b", "", "NoExecute", T0 + dt.timedelta(seconds=100)))
-    due = taint_eviction_due(Failover(tolerations=(only_a, any_taint)), Cluster("m1", taints=taints), T0)
-    assert due == T0 + dt.timedelta(seconds=60)
+    only_a = {"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    any_taint = {"key": "", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+    taints = [
+        {"key": "a", "effect": "NoExecute", "timeAdded": _at(T0)},
+        {"key": "b", "effect": "NoExecute", "timeAdded": _at(T0 + dt.timedelta(seconds=100))},
+    ]
+    assert _taint_manager([only_a, any_taint], taints, T0) == T0 + dt.timedelta(seconds=60)
+    # a toleration no taint is first tolerated by is not used: forever tolerated by the first, never evicted
+    forever_a = {"key": "a", "operator": "Exists", "effect": "NoExecute"}
+    assert _taint_manager([forever_a, any_taint], taints[:1], T0) is False
 
 
 @pytest.mark.parametrize(
@@ -286,13 +323,16 @@ def test_the_earliest_trigger_pairs_each_used_toleration_with_every_taint_it_tol
     ],
 )
 def test_taint_toleration_seconds_overflow_as_go_computes_them(seconds: int, want: object) -> None:
-    """timeAdded.Add(time.Duration(seconds) * time.Second): the product wraps around int64 nanoseconds."""
-    from engine.failover.controllers import Failover, taint_eviction_due
-    from engine.inputs.facts import Cluster, Taint
-
-    toleration = {"key": "k", "operator": "Exists", "value": "", "effect": "NoExecute", "seconds": seconds}
-    cluster = Cluster("m1", taints=(Taint("k", "", "NoExecute", T0),))
-    assert taint_eviction_due(Failover(tolerations=(toleration,)), cluster, T0) == want
+    """timeAdded.Add(time.Duration(seconds) * time.Second): the product wraps around int64 nanoseconds. The trigger
+    292 years on is past a simulation's day: asked at it, and a second before."""
+    toleration = {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds}
+    taint = {"key": "k", "effect": "NoExecute", "timeAdded": _at(T0)}
+    if want is True:
+        assert _taint_manager([toleration], [taint], T0) is True
+        return
+    assert isinstance(want, dt.datetime)
+    assert _taint_manager([toleration], [taint], want - dt.timedelta(seconds=1)) == want
+    assert _taint_manager([toleration], [taint], want) is True
 
 
 def _without_noise(entries: list[Entry], noise: Event) -> list[dict[str, object]]:

@@ -112,8 +112,9 @@ def test_the_taint_managers_decisions_are_karmadas() -> None:
     """NoExecuteTaintManager.needEvictionWithCurrentTime with the taint manager on (GetNoExecuteTaints,
     GetMatchingTolerations, GetMinTolerationTimeWithCurrentTime; tests/data/oracle/taints.go) on 6,000 random
     taints and tolerations: evict now, after how long, or never, the same in fleetrules (the tolerations read
-    from a policy's clusterTolerations as a snapshot's are; a taint none tolerates evicted by the taint-manager
-    rule, rules/taint_manager.fr, in an evaluation at the case's time, the others by the taint manager's timer)."""
+    from a policy's clusterTolerations as a snapshot's are; the binding run through time from the case's moment,
+    as `simulate` runs it, and evicted by the taint manager's rules, rules/taint_manager.fr: at once for a taint
+    none tolerates, when a used toleration's seconds run out for the others)."""
     cases = _cases("taints")
     answers = json.loads((HERE / "taints.json").read_text())
     assert len(cases) == len(answers) == COUNT

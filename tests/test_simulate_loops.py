@@ -116,7 +116,8 @@ def test_a_loop_with_no_event_to_end_it_ends_the_timeline(tmp_path: Path) -> Non
     entries, said = _run(tmp_path, events, rule=DRAIN)
     assert entries[-1].kind is EntryKind.REPEATS and "until" not in entries[-1].detail
     assert entries[-1].time < dt.datetime(2026, 12, 2, 11, tzinfo=dt.UTC)
-    assert [e.detail.get("rule") for e in entries if e.kind is EntryKind.EVICTED][:2] == ["drain", None]
+    seconds = "taint-manager-toleration-seconds"  # the taint manager's rule: the taint's toleration ran out
+    assert [e.detail.get("rule") for e in entries if e.kind is EntryKind.EVICTED][:2] == ["drain", seconds]
     (loop,) = [d for d in said if "repeats" in d.message]
     assert "every 10s, with no event to change it (Karmada's controllers" in loop.message
 

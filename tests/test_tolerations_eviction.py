@@ -90,20 +90,25 @@ def test_cluster_eviction(tmp_path: Path, task_cluster: str, feasible: bool) -> 
 
 def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
     """Karmada's TaintToleration filter and its taint manager both call ToleratesTaint: the taint-toleration rule
-    (rules/taint_toleration.fr) and the taint-manager rule (rules/taint_manager.fr) state it as the same `not
-    cluster_toleration` condition, and engine.failover.controllers.tolerates (the taint manager's timer) evaluates
-    the filter's. Editing one rule's test and not the other fails here."""
+    (rules/taint_toleration.fr) and the taint manager's rules (rules/taint_manager.fr: the untolerated taint's `not
+    cluster_toleration`, and the toleration whose seconds ran out against the taint's age) state it as the same
+    condition, and engine.failover.controllers.tolerates (which tolerations the taint manager uses) evaluates the
+    filter's. Editing one rule's test and not the others fails here."""
     from engine.check.rules import builtin_files
+    from engine.compile import ir
     from engine.compile.encoding import Symbols
     from engine.compile.rules import compile_rules
 
-    sources = [r for f in builtin_files() for r in f.rules if r.name.value in ("taint-toleration", "taint-manager")]
+    names = ("taint-toleration", "taint-manager", "taint-manager-toleration-seconds")
+    sources = [r for f in builtin_files() for r in f.rules if r.name.value in names]
     compiled, problems = compile_rules(sources, Symbols(), builtin=True)
-    assert not problems and len(compiled) == 2
+    assert not problems and len(compiled) == 3
     tests = []
     for rule in compiled:
-        (test,) = [p for p in rule.patterns if p.negated and p.fact_type == "cluster_toleration"]
-        aliases = {p.fact_type: p.alias for p in rule.patterns}
-        # the same condition once each rule's aliases of the binding and the taint are named alike
-        tests.append(repr(test.cond).replace(repr(aliases["binding"]), "'b'").replace(repr(aliases["taint"]), "'t'"))
-    assert tests[0] == tests[1]
+        (test,) = [p for p in rule.patterns if p.fact_type in ("cluster_toleration", "toleration_used")]
+        taint = next(p.alias for p in rule.patterns if p.fact_type in ("taint", "taint_age"))
+        assert isinstance(test.cond, ir.AllOf)
+        # the effect, key and value clauses (each an `or`), the taint's alias named alike in each rule
+        clauses = [item for item in test.cond.items if isinstance(item, ir.AnyOf)]
+        tests.append(repr(clauses).replace(repr(taint), "'t'").replace(repr(test.alias), "'x'"))
+    assert len(tests[0]) > 100 and tests[0] == tests[1] == tests[2]

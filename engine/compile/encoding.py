@@ -11,12 +11,15 @@ Facts are owned by keys that say what they stand for: ``c/NAME`` a cluster, ``b/
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.compile.ir import ABSENT
-from engine.inputs.facts import Binding, Cluster, EvictionTask, Taint
+from engine.inputs.facts import Binding, Cluster, EvictionTask, Taint, rfc3339
+from engine.kube import gotime
 
 _ENCODED_PREFIXES = ("L", "C", "F")  # label, cluster label (on placements), list flag
 _HIDDEN = ("id", "t", "sid", "key")
@@ -172,6 +175,27 @@ def eviction_task(b: Binding, task: EvictionTask) -> dict[str, Any]:
         "purge_mode": task.purge_mode,
         "reason": task.reason,
         "producer": task.producer,
+    }
+
+
+def taint_age(cluster_name: str, t: Taint, now: dt.datetime) -> dict[str, Any]:
+    """A NoExecute taint's clock (``t.time_added`` set): the seconds since, rounded down."""
+    assert t.time_added is not None
+    seconds = math.floor((now - t.time_added).total_seconds())
+    return {**taint(cluster_name, t), "since": rfc3339(t.time_added), "seconds": seconds}
+
+
+def toleration_used(cluster_name: str, position: int, toleration: Mapping[str, Any]) -> dict[str, Any]:
+    """A toleration (a ``cluster_toleration`` fact with tolerationSeconds: engine.compile.policies.tolerations) the
+    taint manager uses on the cluster; its seconds as Go adds them to a time, in whole seconds rounded up."""
+    seconds = toleration.get("seconds")
+    nanoseconds = gotime.duration_of_seconds(int(seconds)) if seconds is not None else 0
+    fields = {k: toleration[k] for k in ("policy", "key", "operator", "value", "effect")}
+    return fields | {
+        "cluster": cluster_name,
+        "position": position,
+        "timed": seconds is not None,
+        "seconds": -(-nanoseconds // 1_000_000_000),
     }
 
 

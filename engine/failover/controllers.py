@@ -581,42 +581,30 @@ def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
     return ir.holds(cond, {**toleration, "policy": policy}, matched)
 
 
-def _taint(taint: Taint) -> str:
-    return str(encoding.taint("", taint)["display"])  # as the taint-manager rule's words show it
+def used_tolerations(f: Failover, cluster: Cluster) -> list[tuple[int, Mapping[str, Any]]]:
+    """GetMatchingTolerations (helper/taint.go): for each of the cluster's NoExecute taints, the first of the policy's
+    tolerations that tolerates it (by the filter's own test, ``tolerates``); each (its place, it) once, in order. The
+    taint manager's rule pairs them with the taints they tolerate (rules/taint_manager.fr)."""
+    used: dict[int, Mapping[str, Any]] = {}
+    for taint in cluster.taints:
+        if taint.effect != "NoExecute":
+            continue
+        at = next((i for i, t in enumerate(f.tolerations) if tolerates(t, taint)), None)
+        if at is not None:
+            used.setdefault(at, f.tolerations[at])
+    return sorted(used.items())
 
 
-def taint_eviction(f: Failover, cluster: Cluster, now: dt.datetime) -> tuple[bool | dt.datetime, str]:
-    """needEvictionWithCurrentTime (§4.3) where every NoExecute taint is tolerated: True (evict now: a
-    toleration's seconds ran out), False (never), or when to look again; and why. A taint no toleration
-    tolerates is evicted at once by the taint-manager rule (rules/taint_manager.fr), not here: False."""
-    taints = [t for t in cluster.taints if t.effect == "NoExecute"]
-    if not taints:
-        return False, ""
-    used = []
-    for taint in taints:  # GetMatchingTolerations: each taint's first toleration
-        match = next((t for t in f.tolerations if tolerates(t, taint)), None)
-        if match is None:
-            return False, ""  # not all tolerated: the rule's eviction
-        used.append(match)
-    # GetMinTolerationTimeWithCurrentTime: every used toleration with seconds against every taint it
-    # tolerates (not only the taint it was picked for); the earliest trigger time; not after now is "now"
-    triggers = [
-        (_go_after(taint.time_added, int(tol["seconds"])), taint, int(tol["seconds"]))
-        for tol in used
-        if tol.get("seconds") is not None
-        for taint in taints
-        if taint.time_added is not None and tolerates(tol, taint)
-    ]
-    if not triggers:
-        return False, ""
-    earliest, taint, seconds = min(triggers, key=lambda t: t[0])
-    if earliest > now:
-        return earliest, ""
-    why = (
-        f"taint manager: {cluster.name} has had the NoExecute taint {_taint(taint)} since "
-        f"{rfc3339(taint.time_added) if taint.time_added else '?'}, tolerated for {seconds}s"
-    )
-    return True, why
+def taint_wakeups(cluster: Cluster, used: Sequence[tuple[int, Mapping[str, Any]]]) -> list[dt.datetime]:
+    """When the taint manager's rule may come to evict from ``cluster`` by a toleration's seconds: each NoExecute
+    taint's timeAdded plus the seconds of each toleration ``used`` there (used_tolerations), as Go adds them (a
+    superset of the trigger times: which of them is one is the rule's to say; the controller requeues by the
+    earliest)."""
+    seconds = [int(t["seconds"]) for _, t in used if t.get("seconds") is not None]
+    if not seconds:
+        return []
+    taints = [t.time_added for t in cluster.taints if t.effect == "NoExecute" and t.time_added is not None]
+    return [_go_after(added, s) for added in taints for s in seconds]
 
 
 # ClusterTaintEvictionRetryFrequency (cmd/controller-manager/app/controllermanager.go): the taint manager
@@ -650,53 +638,35 @@ def comparison_horizon(world: World) -> float | None:
     return longest + 1 if longest < 10**9 else None
 
 
-def taint_eviction_due(
-    f: Failover, cluster: Cluster, now: dt.datetime, untolerated: bool = False
-) -> bool | dt.datetime:
-    """Whether the taint manager evicts now from ``cluster`` (True), never (False), or when to look again;
-    ``untolerated``: the taint-manager rule evicts from it (a NoExecute taint no toleration tolerates)."""
-    return True if untolerated else taint_eviction(f, cluster, now)[0]
-
-
 def no_execute_tainted(world: World) -> set[str]:
     """The clusters with a NoExecute taint: the only ones the taint manager evicts from."""
     return set(world.clusters.no_execute)
 
 
-def untolerated_by_rule(evictions: Iterable[RuleEviction]) -> dict[tuple[str, str], RuleEviction]:
-    """(binding, cluster) → the taint-manager rule's eviction there: of a cluster with several NoExecute taints
-    none tolerates, one per pair, the same whatever the order of the facts (the first by its words)."""
+def taint_manager_by_rule(evictions: Iterable[RuleEviction]) -> dict[tuple[str, str], RuleEviction]:
+    """(binding, cluster) → the taint manager's rules' eviction there, one per pair whatever the order of the facts:
+    the untolerated taint's first (needEvictionWithCurrentTime evicts at once when not every taint is tolerated),
+    else the first of a toleration's seconds run out (the first by its words, of several)."""
     out: dict[tuple[str, str], RuleEviction] = {}
-    for e in sorted(evictions, key=lambda e: (e.binding, e.cluster, e.message)):
+    first = {name: i for i, name in enumerate(TAINT_MANAGER_RULES)}
+    taken = (e for e in evictions if e.controller in first)
+    for e in sorted(taken, key=lambda e: (e.binding, e.cluster, first[e.controller], e.message)):
         out.setdefault((e.binding, e.cluster), e)
     return out
 
 
-def taint_manager(world: World, untolerated: Mapping[tuple[str, str], RuleEviction]) -> Iterator[Trigger]:
-    """The taint manager's evictions at ``world.now``, by binding, in each binding's target order: those
-    the taint-manager rule decided (``untolerated``: a NoExecute taint no toleration tolerates), and those
-    whose toleration seconds ran out (taint_eviction)."""
+def taint_manager(world: World, by_rule: Mapping[tuple[str, str], RuleEviction]) -> Iterator[Trigger]:
+    """The taint manager's evictions at ``world.now``, by binding, in each binding's target order: those its rules
+    decided (rules/taint_manager.fr: a NoExecute taint no toleration tolerates, or a toleration's seconds run out)."""
     if not world.controllers.taint_manager:
         return
-    tainted = no_execute_tainted(world)
-    for key in world.bindings.targeting(tainted):  # the others have nothing to evict from
-        binding = world.bindings[key]
-        f = world.failover.get(key)
-        if f is None:
+    for key in world.bindings.targeting(no_execute_tainted(world)):  # the others have nothing to evict from
+        if world.failover.get(key) is None:
             continue
-        for name in binding.cluster_names:
-            if name not in tainted:  # no NoExecute taint: nothing to evict (taint_eviction: False)
-                continue
-            cluster = world.clusters.get(name)
-            if cluster is None:
-                continue
-            by_rule = untolerated.get((key, name))
-            if by_rule is not None:
-                yield key, name, by_rule, by_rule.message
-                continue
-            due, why = taint_eviction(f, cluster, world.now)
-            if due is True:
-                yield key, name, None, why
+        for name in world.bindings[key].cluster_names:
+            e = by_rule.get((key, name))
+            if e is not None:
+                yield key, name, e, e.message
 
 
 def go_bool(text: str) -> bool | None:
@@ -781,6 +751,8 @@ def binding_controller(world: World, key: str) -> list[Entry]:
 
 # the built-in rules that are Karmada's controllers' eviction decisions: each eviction is that controller's
 TAINT_MANAGER = "taint-manager"  # rules/taint_manager.fr: the taint manager's task, the policy's cluster failover
+TAINT_MANAGER_SECONDS = "taint-manager-toleration-seconds"  # the same controller, a toleration's seconds run out
+TAINT_MANAGER_RULES = (TAINT_MANAGER, TAINT_MANAGER_SECONDS)
 APPLICATION_FAILOVER = "application-failover"  # rules/application_failover.fr: the policy's application failover
 
 
@@ -829,8 +801,7 @@ def _preservation_blocked(
     return blocked
 
 
-# binding, cluster, the rule's eviction (None: the taint manager's, a toleration's seconds ran out), why
-Trigger = tuple[str, str, "RuleEviction | None", str]
+Trigger = tuple[str, str, "RuleEviction", str]  # binding, cluster, the rule's eviction, why
 
 
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
@@ -839,9 +810,8 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
     rules' that are the controllers' decisions (``controller``) and users' rules'."""
     entries: list[Entry] = []
     evicted: set[str] = set()
-    untolerated = untolerated_by_rule(e for e in by_rules if e.controller == TAINT_MANAGER)
     app = application_failover(world, (e for e in by_rules if e.controller == APPLICATION_FAILOVER))
-    triggers: list[Trigger] = [*app, *taint_manager(world, untolerated)]
+    triggers: list[Trigger] = [*app, *taint_manager(world, taint_manager_by_rule(by_rules))]
     triggers += [
         (e.binding, e.cluster, e, f"rule {e.rule}: {e.reason}")
         for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))
@@ -855,8 +825,8 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         if binding is None or cluster not in binding.cluster_names:
             continue  # not a target (any more): the first eviction stands
         f = world.failover[key]
-        controller = why.controller if why is not None else TAINT_MANAGER
-        by_taint = controller == TAINT_MANAGER
+        controller = why.controller
+        by_taint = controller in TAINT_MANAGER_RULES
         if controller == APPLICATION_FAILOVER and key in blocked:
             at, error = blocked[key]
             if at == cluster:  # the pass stopped at this cluster: say why, once
@@ -868,7 +838,7 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
         try:
             task = (
                 _rule_task(world, binding, why, before[key])
-                if why is not None and not controller  # a user's rule: the application failover's task
+                if not controller  # a user's rule: the application failover's task
                 else _task(world, binding, cluster, not by_taint, before[key])
             )
         except PreservationError as exc:
@@ -877,17 +847,15 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
             continue
         problems = task_problems(task)
         if problems:
-            source = why.source if why is not None else ""
-            entries.append(_failed(world, key, cluster, "invalid eviction task: " + "; ".join(problems), source))
+            entries.append(_failed(world, key, cluster, "invalid eviction task: " + "; ".join(problems), why.source))
             continue
         world.bindings[key] = _evict(binding, cluster, task)
         evicted.add(key)
-        detail: dict[str, Any] = {"because": because}
-        if why is not None:
-            detail |= {"rule": why.rule, "source": why.source}
+        detail: dict[str, Any] = {"because": because, "rule": why.rule, "source": why.source}
         task = world.bindings[key].eviction_tasks[-1]
-        explanation = why.explanation if why is not None else None
-        entries.append(Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task, explanation=explanation))
+        entries.append(
+            Entry(world.now, EntryKind.EVICTED, key, cluster, detail, task=task, explanation=why.explanation)
+        )
     return _once(world, entries), evicted
 
 

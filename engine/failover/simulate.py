@@ -15,16 +15,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
-from engine.compile import ir
+from engine.compile import encoding, ir
 from engine.errors import Diagnostic, warning
 from engine.failover.controllers import (
     APPLICATION_FAILOVER,
     DEFAULT_CONTROLLERS,
     TAINT_EVICTION_RETRY,
-    TAINT_MANAGER,
+    TAINT_MANAGER_RULES,
     Bindings,
     Clusters,
     Controllers,
+    Failover,
     RuleEviction,
     World,
     application_timers,
@@ -39,9 +40,10 @@ from engine.failover.controllers import (
     new_clusters_healthy,
     next_taint_resync,
     no_execute_tainted,
-    taint_eviction_due,
+    taint_wakeups,
     task_timeout,
     unhealthy_workloads,
+    used_tolerations,
 )
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import (
@@ -138,6 +140,7 @@ class Simulator:
         # the seconds rules compare an unhealthy workload's timer with (a user's `u.seconds > 60`): a timer reaching
         # one is a moment to look again, as the application failover's own toleration is
         self.unhealthy_marks = _seconds_compared(scheduler.compiled.rules)
+        self._used_of: dict[tuple[int, int], tuple[Failover, Cluster, list[tuple[int, Mapping[str, Any]]]]] = {}
 
     # ------------------------------------------------------------ events
     def apply(self, event: Event) -> None:
@@ -234,7 +237,7 @@ class Simulator:
     def step(self) -> None:
         world = self.world
         application_timers(world)  # the application failover controller's timers, before its rule is asked
-        self._sync_unhealthy()
+        self._sync_clock()
         entries, evicted = fail_over(world, self._rule_evictions())
         self.entries += entries
         # the unplaced bindings, less those a sweep keeps unschedulable (Scheduler.kept), found at once
@@ -260,18 +263,61 @@ class Simulator:
         # of workloads Unhealthy on new targets start now); one already due is evicted at its next reconcile
         changed, world.bindings.changed = world.bindings.changed, set()
         application_timers(world, changed)
+        # the clock's facts as the step leaves the fleet (a binding placed on a tainted cluster brings its policy's
+        # tolerations there): what next_deadline asks the rules about
         self.due_now = self._application_failover_due(changed)
 
-    def _sync_unhealthy(self) -> dict[str, list[tuple[str, str, int]]]:
-        """The session's ``unhealthy_workload`` facts made the application failover controller's timers now."""
-        timers = unhealthy_workloads(self.world)
-        self.store.update_unhealthy(timers)
-        return timers
+    def _sync_clock(self) -> set[str]:
+        """The session's facts of the controllers' clock made as they stand now: the application failover
+        controller's timers (``unhealthy_workload``), the NoExecute taints' ages and the tolerations the taint
+        manager uses on their clusters (``taint_age``, ``toleration_used``). The bindings with a timer."""
+        world, store = self.world, self.store
+        timers = unhealthy_workloads(world)
+        store.update_clocked(
+            "unhealthy_workload",
+            {
+                encoding.binding_owner(key): [
+                    encoding.unhealthy_workload(world.bindings[key].namespace, world.bindings[key].name, *timer)
+                    for timer in held
+                ]
+                for key, held in timers.items()
+            },
+        )
+        ages: dict[str, list[dict[str, Any]]] = {}
+        used: dict[str, list[dict[str, Any]]] = {}
+        for name in sorted(no_execute_tainted(world)):
+            cluster = world.clusters[name]
+            owner = encoding.cluster_owner(name)
+            ages[owner] = [
+                encoding.taint_age(name, t, world.now)
+                for t in cluster.taints
+                if t.effect == "NoExecute" and t.time_added is not None
+            ]
+            policies = {id(f): f for key in world.bindings.targeting({name}) if (f := world.failover.get(key))}
+            used[owner] = [
+                encoding.toleration_used(name, at, toleration)
+                for f in policies.values()
+                for at, toleration in self._used(f, cluster)
+            ]
+        store.update_clocked("taint_age", {owner: facts for owner, facts in ages.items() if facts})
+        store.update_clocked("toleration_used", {owner: facts for owner, facts in used.items() if facts})
+        return set(timers)
+
+    def _used(self, f: Failover, cluster: Cluster) -> list[tuple[int, Mapping[str, Any]]]:
+        """The tolerations of the policy of ``f`` the taint manager uses on ``cluster`` (used_tolerations), found
+        once while both are the same objects (a policy's is shared by its bindings; a cluster is replaced as it
+        changes)."""
+        known = self._used_of.get((id(f), id(cluster)))
+        if known is None or known[0] is not f or known[1] is not cluster:
+            if len(self._used_of) > 10_000:
+                self._used_of.clear()
+            known = self._used_of[(id(f), id(cluster))] = (f, cluster, used_tolerations(f, cluster))
+        return known[2]
 
     def _application_failover_due(self, keys: set[str]) -> bool:
         """Whether the application-failover rule evicts one of the bindings ``keys`` now (their reconcile found a
         timer run out: a task removed, a target kept Unhealthy)."""
-        if not self._sync_unhealthy().keys() & keys:
+        if not self._sync_clock() & keys:
             return False
         evictions = self._rule_evictions(explained=False)
         return any(e.controller == APPLICATION_FAILOVER and e.binding in keys for e in evictions)
@@ -345,22 +391,17 @@ class Simulator:
         bindings = world.bindings
         tainted = no_execute_tainted(world)
         evictions = self._rule_evictions(explained=False) if tainted else []
-        untolerated = {(e.binding, e.cluster) for e in evictions if e.controller == TAINT_MANAGER}
+        due = {(e.binding, e.cluster) for e in evictions if e.controller in TAINT_MANAGER_RULES}
         for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
-                if name not in tainted:  # no NoExecute taint: the taint manager has no deadline there
+                if name not in tainted or f is None or name not in world.clusters:
+                    continue  # no NoExecute taint: the taint manager has no deadline there
+                if not world.controllers.taint_manager:
                     continue
-                acts = f is not None and name in world.clusters and world.controllers.taint_manager
-                cluster = world.clusters[name] if acts else None
-                due = (
-                    taint_eviction_due(f, cluster, world.now, (key, name) in untolerated)
-                    if f is not None and cluster is not None
-                    else False
-                )
-                if isinstance(due, dt.datetime):
-                    times.append(due)  # the taint manager evicts at the trigger time itself
-                elif due is True and not any(failed[:2] == (key, name) for failed in world.failing):
+                if (key, name) not in due:  # where its rule may come to evict
+                    times += taint_wakeups(world.clusters[name], self._used(f, world.clusters[name]))
+                elif not any(failed[:2] == (key, name) for failed in world.failing):
                     # placed there after this moment's sweep: the cluster's next resync evicts it (an eviction
                     # that failed is retried when what it read changes, which is an event: fail_over's _once)
                     times.append(next_taint_resync(world.clusters[name], world.now))

@@ -112,3 +112,9 @@ def parse_duration(text: str) -> Fraction:
     if not negative and d > _LIMIT - 1:
         raise invalid
     return Fraction(-d if negative else d, 1_000_000_000)
+
+
+def duration_of_seconds(seconds: int) -> int:
+    """time.Duration(seconds) * time.Second as Go computes it: nanoseconds, the product wrapped around int64 (so a
+    tolerationSeconds beyond 9,223,372,036, 292 years, lands in the past or the far future)."""
+    return (seconds * 1_000_000_000 + _LIMIT) % (2 * _LIMIT) - _LIMIT

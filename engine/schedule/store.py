@@ -77,7 +77,7 @@ class FactStore:
         self._owned: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
         self._reads_members = MEMBER in compiled.matched
         self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
-        self._unhealthy: set[str] = set()  # the bindings with unhealthy_workload facts (update_unhealthy)
+        self._clocked: dict[str, set[str]] = {}  # fact type → the owners of such facts (update_clocked)
         self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (group_names)
         self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
         self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
@@ -240,16 +240,16 @@ class FactStore:
         self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
         self._tasks(binding)
 
-    def update_unhealthy(self, timers: Mapping[str, Sequence[tuple[str, str, int]]]) -> None:
-        """The application failover controller's timers of workloads Unhealthy now: binding key → (cluster, since,
-        seconds since) of each; the ``unhealthy_workload`` facts of the bindings not named are retracted."""
-        for key in self._unhealthy - timers.keys():
-            self._own(encoding.binding_owner(key), "unhealthy", "unhealthy_workload", [])
-        for key, held in timers.items():
-            b = self.binding_facts[key]
-            facts = [encoding.unhealthy_workload(b["namespace"], b["name"], *timer) for timer in held]
-            self._own(encoding.binding_owner(key), "unhealthy", "unhealthy_workload", facts)
-        self._unhealthy = set(timers)
+    def update_clocked(self, fact_type: str, facts: Mapping[str, list[dict[str, Any]]]) -> None:
+        """The facts of ``fact_type`` the failover controllers' clock gives (their seconds change as it runs: an
+        unhealthy workload's timer, a NoExecute taint's age), by owner key: made these, and none for the owners not
+        named (those alike stay asserted, as an owner's facts do)."""
+        held = self._clocked.get(fact_type, set())
+        for owner in held - facts.keys():
+            self._own(owner, fact_type, fact_type, [])
+        for owner, made in facts.items():
+            self._own(owner, fact_type, fact_type, made)
+        self._clocked[fact_type] = set(facts)
 
     def restore(self, binding: Binding) -> None:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""

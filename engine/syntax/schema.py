@@ -73,6 +73,31 @@ BUILTIN_FACTS: dict[str, dict[str, FieldType]] = {
         "reason": FieldType.STRING,
         "producer": FieldType.STRING,
     },
+    # the taint manager's clock of a NoExecute taint with a timeAdded: since then (RFC 3339), and for how many seconds
+    # now, rounded down (so `seconds >= N` holds exactly when the clock is at or past timeAdded + N seconds)
+    "taint_age": {
+        "cluster": FieldType.STRING,
+        "key": FieldType.STRING,
+        "value": FieldType.STRING,
+        "effect": FieldType.STRING,
+        "display": FieldType.STRING,
+        "since": FieldType.STRING,
+        "seconds": FieldType.NUMBER,
+    },
+    # a toleration the taint manager uses on a cluster (GetMatchingTolerations: the first of its policy's tolerations
+    # that tolerates one of the cluster's NoExecute taints): its fields, its place among the policy's, and its
+    # tolerationSeconds (`timed`: set; `seconds`: as Go adds them to a time, int64 nanoseconds wrapped, rounded up)
+    "toleration_used": {
+        "policy": FieldType.STRING,
+        "cluster": FieldType.STRING,
+        "key": FieldType.STRING,
+        "operator": FieldType.STRING,
+        "value": FieldType.STRING,
+        "effect": FieldType.STRING,
+        "position": FieldType.NUMBER,
+        "timed": FieldType.BOOL,
+        "seconds": FieldType.NUMBER,
+    },
     # a policy's spec.failover.application, defaults applied (tolerationSeconds 300, purgeMode Gracefully)
     "application_failover": {
         "policy": FieldType.STRING,

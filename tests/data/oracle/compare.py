@@ -10,9 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules
-from engine.failover.controllers import failover_of, taint_eviction_due
+from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules, simulate
+from engine.failover.controllers import TAINT_MANAGER_RULES
 from engine.inputs.facts import parse_time
+from engine.results import EntryKind
 
 # Karmada's defaults: no gate the cases need is off (no workload affinity, no components)
 CONTROLLERS = Controllers()
@@ -154,8 +155,9 @@ def taint_answer_of(case: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": "m1"},
         "spec": {"taints": case["taints"]},
     }
-    # the Deployment n/w and its binding on m1, settled (the applied placement is the policy's): the taint-manager
-    # rule (rules/taint_manager.fr) evicts it at once where a NoExecute taint is not tolerated, run as `eval --now`
+    # the Deployment n/w and its binding on m1, settled (the applied placement is the policy's), run through time
+    # from the case's moment as `simulate` runs it: the taint manager's rules (rules/taint_manager.fr) evict it at
+    # once where a NoExecute taint is not tolerated or a toleration's seconds ran out, later where they run out then
     binding = {
         "apiVersion": "work.karmada.io/v1alpha2",
         "kind": "ResourceBinding",
@@ -172,16 +174,14 @@ def taint_answer_of(case: dict[str, Any]) -> dict[str, Any]:
     workload = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "n"}}
     facts = load_facts(objects=[policy, cluster, binding, workload])
     now = parse_time(case["now"])
-    result = evaluate(RuleSet((), {}), facts, now=now, controllers=TAINT_MANAGER, explanations=False)
-    if any(e.rule == "taint-manager" for e in result.evictions):
-        return {"decision": "now"}
-    (converted,) = facts.policies
-    due = taint_eviction_due(failover_of(converted), facts.clusters[0], now)  # the timer: every taint tolerated
-    if due is True:
-        return {"decision": "now"}
-    if due is False:
+    entries = simulate(RuleSet((), {}), facts, now, [], controllers=TAINT_MANAGER)
+    evicted = next((e for e in entries if e.kind is EntryKind.EVICTED), None)
+    if evicted is None:
         return {"decision": "never"}
-    return {"decision": "after", "seconds": (due - now).total_seconds()}
+    assert evicted.detail["rule"] in TAINT_MANAGER_RULES
+    if evicted.time == now:
+        return {"decision": "now"}
+    return {"decision": "after", "seconds": (evicted.time - now).total_seconds()}
 
 
 def compare_taints(
