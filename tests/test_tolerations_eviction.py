@@ -112,3 +112,39 @@ def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
         clauses = [item for item in test.cond.items if isinstance(item, ir.AnyOf)]
         tests.append(repr(clauses).replace(repr(taint), "'t'").replace(repr(test.alias), "'x'"))
     assert len(tests[0]) > 100 and tests[0] == tests[1] == tests[2]
+
+
+LONG_MAINTENANCE = """policy p {
+  select { kind Deployment }
+  tolerate maintenance : NoExecute
+}
+rule long-maintenance {
+  when taint_age a (a.key == "maintenance" and a.seconds >= 120)
+   and cluster c (c.name == a.cluster)
+   and placement p (p.cluster == c.name)
+   and binding b (b.namespace == p.namespace and b.name == p.binding)
+  then evict b from c reason LongMaintenance "{c.name} in maintenance for {a.seconds}s"
+}
+"""
+
+
+@pytest.mark.parametrize("reference", [False, True], ids=["indexed", "reference"])
+def test_a_users_rule_on_a_taints_age_evicts_when_it_is_old_enough(tmp_path: Path, reference: bool) -> None:
+    """The taint manager's clock facts are there for users' rules: the policy tolerates the maintenance taint
+    forever, a rule gives up after two minutes of it. In a simulation its 120 is a moment to look again: the
+    eviction comes at the taint's time plus 120 s, by that rule."""
+    from engine import load_facts, simulate
+    from engine.inputs.events import load_events
+    from tests.gates import ON
+
+    (tmp_path / "p.fr").write_text(LONG_MAINTENANCE)
+    (tmp_path / "events.yaml").write_text(
+        "start: 2026-12-02T10:00:00Z\nevents:\n- at: 10s\n  taint: {cluster: m1, key: maintenance, effect: NoExecute}\n"
+    )
+    objects = [cluster("m1"), cluster("m2"), workload("app"), binding("app", ["m1"])]
+    start, events = load_events(tmp_path / "events.yaml")
+    rules, facts = load_rules([tmp_path / "p.fr"]), load_facts(objects=objects)
+    entries = simulate(rules, facts, start, events, controllers=ON, reference=reference)
+    (evicted,) = [e for e in entries if e.kind == "evicted"]
+    assert (evicted.time - start).total_seconds() == 130 and evicted.detail["rule"] == "long-maintenance"
+    assert evicted.detail["because"] == "rule long-maintenance: LongMaintenance"

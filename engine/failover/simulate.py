@@ -65,9 +65,9 @@ from engine.schedule.scheduler import Scheduler
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
 
 
-def _seconds_compared(rules: Sequence[ir.Rule]) -> tuple[int, ...]:
-    """The numbers the rules compare an ``unhealthy_workload`` fact's ``seconds`` with: where a test of them
-    can turn."""
+def _seconds_compared(rules: Sequence[ir.Rule], fact_type: str) -> tuple[int, ...]:
+    """The numbers the rules compare the ``seconds`` of a fact of the clock (``unhealthy_workload``, ``taint_age``)
+    with: where a test of them can turn."""
     marks: set[int] = set()
 
     def walk(cond: ir.Cond) -> None:
@@ -79,7 +79,7 @@ def _seconds_compared(rules: Sequence[ir.Rule]) -> tuple[int, ...]:
 
     for rule in rules:
         for pattern in rule.patterns:
-            if pattern.fact_type == "unhealthy_workload":
+            if pattern.fact_type == fact_type:
                 walk(pattern.cond)
     return tuple(sorted(marks))
 
@@ -137,9 +137,10 @@ class Simulator:
         self.entries: list[Entry] = []
         self.after_failover: dict[str, Placement] = {}  # an evicted binding → where the scheduler put it
         self.repeats: list[Entry] = []  # the ``repeats`` entries of the last run (loops listed once)
-        # the seconds rules compare an unhealthy workload's timer with (a user's `u.seconds > 60`): a timer reaching
-        # one is a moment to look again, as the application failover's own toleration is
-        self.unhealthy_marks = _seconds_compared(scheduler.compiled.rules)
+        # the seconds rules compare an unhealthy workload's timer or a taint's age with (a user's `u.seconds > 60`): a
+        # timer or a taint reaching one is a moment to look again, as the application failover's toleration is
+        self.unhealthy_marks = _seconds_compared(scheduler.compiled.rules, "unhealthy_workload")
+        self.taint_marks = _seconds_compared(scheduler.compiled.rules, "taint_age")
         self._used_of: dict[tuple[int, int], tuple[Failover, Cluster, list[tuple[int, Mapping[str, Any]]]]] = {}
 
     # ------------------------------------------------------------ events
@@ -390,6 +391,9 @@ class Simulator:
                 times += [later(since, seconds) for mark in self.unhealthy_marks for seconds in (mark, mark + 1)]
         bindings = world.bindings
         tainted = no_execute_tainted(world)
+        for name in tainted if self.taint_marks else ():
+            added = [t.time_added for t in world.clusters[name].taints if t.effect == "NoExecute" and t.time_added]
+            times += [later(t, seconds) for t in added for mark in self.taint_marks for seconds in (mark, mark + 1)]
         evictions = self._rule_evictions(explained=False) if tainted else []
         due = {(e.binding, e.cluster) for e in evictions if e.controller in TAINT_MANAGER_RULES}
         for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
