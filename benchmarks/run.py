@@ -5,7 +5,8 @@
 For each size (clusters x bindings), in a fresh process: parse+check of the rules, loading the facts
 from YAML, the full evaluation and decisions per second, the same placements computed by an indexed
 plain-Python baseline (cluster affinity by label, taints, required anti-affinity by group, one
-cluster per binding; best of three runs), which must be identical, the ratio of the two times (the
+cluster per binding; best of three runs), which must be identical (and, up to 1,000 bindings, the whole
+answer of the reference engine, every rule inside durable-rules, byte for byte), the ratio of the two times (the
 machines are shared, so ratios are the comparable figure), peak RSS after the evaluation, and the
 incremental re-evaluation after one cluster goes NotReady (the cluster's taint facts replaced in the
 live engine session, then every binding the change leaves without a cluster placed again). `floor`:
@@ -34,7 +35,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from engine import Facts, RuleSet, evaluate, load_facts, load_rules
+from engine import Facts, RuleSet, evaluate, load_facts, load_rules, to_json
 from engine.backend.indexed import FactIndex
 from engine.compile import encoding
 from engine.errors import NO_SPAN
@@ -53,6 +54,7 @@ ON = Controllers.parse(
 )
 
 T = TypeVar("T")
+REFERENCE_UP_TO = 1000  # bindings: the fleets the reference engine evaluates too (measure)
 
 RULES = """policy fleet {
   select { kind Deployment }
@@ -234,6 +236,11 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
     assert floor_placements == expected
     base = max(baseline_s, 1e-9)
     actual = {p.binding: list(p.clusters) for p in result.placements}
+    # the reference engine (every rule inside durable-rules, engine.backend.durable) on the small fleets: the
+    # planner's whole answer, byte for byte (at 1,000 bindings a second; larger ones are the differential tests')
+    same_reference = None
+    if bindings <= REFERENCE_UP_TO:
+        same_reference = to_json(evaluate(rules, facts, controllers=ON, reference=True)) == to_json(result)
     del result
     return {
         "size": f"{clusters}x{bindings}",
@@ -252,6 +259,7 @@ def measure(clusters: int, bindings: int) -> dict[str, Any]:
         "peak_rss_mib": rss,
         "incremental_ms": 1000 * incremental(rules, facts),
         "same_placements": actual == expected,
+        "same_as_reference": same_reference,
     }
 
 
@@ -446,6 +454,7 @@ def main() -> None:
             f" {r['baseline_s']:9.4f} {r['ratio']:7.0f}x {r['warm_s']:7.2f} {r['warm_ratio']:6.0f}x"
             f" {r['us_per_binding']:6.0f} {r['floor_ratio']:5.1f}x {r['peak_rss_mib']:8.0f} {r['incremental_ms']:8.1f}"
             f" {r['same_placements']}"
+            + (f" (reference engine: {r['same_as_reference']})" if r["same_as_reference"] is not None else "")
         )
     print("issue 14's targets (docs/performance.md):")
     for line in targets(rows):
