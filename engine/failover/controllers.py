@@ -760,7 +760,7 @@ APPLICATION_FAILOVER = "application-failover"  # rules/application_failover.fr: 
 class RuleEviction:
     """An `evict b from c reason R "message"` action of a rule: a user's (a custom failover trigger, with the
     policy's application failover), or of a built-in rule that is a controller's decision (``controller``: its
-    name, TAINT_MANAGER or APPLICATION_FAILOVER)."""
+    name: one of TAINT_MANAGER_RULES, or APPLICATION_FAILOVER)."""
 
     binding: str
     cluster: str
