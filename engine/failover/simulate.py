@@ -265,8 +265,9 @@ class Simulator:
         changed, world.bindings.changed = world.bindings.changed, set()
         application_timers(world, changed)
         # the clock's facts as the step leaves the fleet (a binding placed on a tainted cluster brings its policy's
-        # tolerations there): what next_deadline asks the rules about
-        self.due_now = self._application_failover_due(changed)
+        # tolerations there): what the rules are asked about now and by next_deadline
+        timed = self._sync_clock()
+        self.due_now = self._application_failover_due(changed & timed)
 
     def _sync_clock(self) -> set[str]:
         """The session's facts of the controllers' clock made as they stand now: the application failover
@@ -316,9 +317,9 @@ class Simulator:
         return known[2]
 
     def _application_failover_due(self, keys: set[str]) -> bool:
-        """Whether the application-failover rule evicts one of the bindings ``keys`` now (their reconcile found a
-        timer run out: a task removed, a target kept Unhealthy)."""
-        if not self._sync_clock() & keys:
+        """Whether the application-failover rule evicts one of the bindings ``keys`` (with a timer, reconciled in this
+        step) now: their reconcile found a timer run out (a task removed, a target kept Unhealthy)."""
+        if not keys:
             return False
         evictions = self._rule_evictions(explained=False)
         return any(e.controller == APPLICATION_FAILOVER and e.binding in keys for e in evictions)
@@ -394,15 +395,14 @@ class Simulator:
         for name in tainted if self.taint_marks else ():
             added = [t.time_added for t in world.clusters[name].taints if t.effect == "NoExecute" and t.time_added]
             times += [later(t, seconds) for t in added for mark in self.taint_marks for seconds in (mark, mark + 1)]
-        evictions = self._rule_evictions(explained=False) if tainted else []
+        managed = tainted if world.controllers.taint_manager else set()  # where the taint manager may evict
+        evictions = self._rule_evictions(explained=False) if managed else []
         due = {(e.binding, e.cluster) for e in evictions if e.controller in TAINT_MANAGER_RULES}
-        for key in set(bindings.targeting(tainted)) | bindings.with_tasks:
+        for key in set(bindings.targeting(managed)) | bindings.with_tasks:
             binding, f = bindings[key], world.failover.get(key)
             for name in binding.cluster_names:
-                if name not in tainted or f is None or name not in world.clusters:
-                    continue  # no NoExecute taint: the taint manager has no deadline there
-                if not world.controllers.taint_manager:
-                    continue
+                if name not in managed or f is None or name not in world.clusters:
+                    continue  # no NoExecute taint (or no taint manager): no deadline of its there
                 if (key, name) not in due:  # where its rule may come to evict
                     times += taint_wakeups(world.clusters[name], self._used(f, world.clusters[name]))
                 elif not any(failed[:2] == (key, name) for failed in world.failing):
