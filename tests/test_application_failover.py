@@ -41,15 +41,15 @@ def _status(cluster: str, health: str, since: dt.datetime | None) -> str:
     return f"  - {{clusterName: {cluster}, health: {health}{at}}}\n"
 
 
-def _evicted(
+def _write(
     tmp_path: Path,
     toleration: int,
     statuses: Sequence[tuple[str, str, dt.datetime | None]],
     targets: tuple[str, ...] = ("member1", "member2"),
     tasks: tuple[str, ...] = (),
-    reference: bool = False,
-) -> list[str]:
-    """The clusters the application failover controller evicts the binding from at NOW."""
+) -> None:
+    """policy.fr (the application failover's toleration) and facts.yaml (the clusters, the binding on ``targets``
+    with its ``tasks`` and ``statuses``) in ``tmp_path``."""
     (tmp_path / "policy.fr").write_text(POLICY.format(toleration=toleration))
     binding = (
         "---\napiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\nmetadata: {name: web-deployment, "
@@ -64,6 +64,18 @@ def _evicted(
         )
     binding += "status:\n  aggregatedStatus:\n" + "".join(_status(*s) for s in statuses)
     (tmp_path / "facts.yaml").write_text(CLUSTERS + binding)
+
+
+def _evicted(
+    tmp_path: Path,
+    toleration: int,
+    statuses: Sequence[tuple[str, str, dt.datetime | None]],
+    targets: tuple[str, ...] = ("member1", "member2"),
+    tasks: tuple[str, ...] = (),
+    reference: bool = False,
+) -> list[str]:
+    """The clusters the application failover controller evicts the binding from at NOW."""
+    _write(tmp_path, toleration, statuses, targets, tasks)
     facts = load_facts([tmp_path / "facts.yaml"])
     result = evaluate(load_rules([tmp_path / "policy.fr"]), facts, NOW, controllers=ON, reference=reference)
     assert all(e.rule == "application-failover" for e in result.evictions if e.task is not None)
@@ -151,7 +163,7 @@ def test_a_timer_that_ran_out_on_a_cluster_in_a_task_evicts_nothing(
     from engine.evaluate import scheduler_for
     from engine.failover.simulate import Simulator
 
-    _evicted(tmp_path, 60, [("member1", "Healthy", None), ("member2", "Unhealthy", None)])  # writes the files
+    _write(tmp_path, 60, [("member1", "Healthy", None), ("member2", "Unhealthy", None)])
     facts = load_facts([tmp_path / "facts.yaml"])
     key = "default/web-deployment"
     scheduler = scheduler_for(load_rules([tmp_path / "policy.fr"]), facts, reference, ON, explanations=False)
