@@ -15,6 +15,7 @@ from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
+from engine.schedule.detector import detected
 from engine.schedule.program import program
 from engine.schedule.reschedule import HeldPlacement, Trigger, held_placements
 from engine.schedule.scheduler import Scheduler
@@ -39,6 +40,10 @@ def scheduler_for(
     Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows);
     ``explanations``: placements keep what explains them (off: their decisions are freed as it goes)."""
     shared = not reference if share is None else share
+    # the detector's event filter: the templates it never sees are never bound (reserved and skipped namespaces)
+    bindings, not_propagated = detected(facts.bindings, controllers.skipped_namespaces)
+    if not_propagated:
+        facts = replace(facts, bindings=bindings)
     notes = scheduling_gate_notes(controllers, (*facts.policies, *rules.policies), facts)
     if facts.shown_clusters and not controllers.failover:  # no ClusterTaintPolicy controller: taints as shown
         facts = replace(facts, clusters=facts.shown_clusters, shown_clusters=())
@@ -68,6 +73,7 @@ def scheduler_for(
         explanations=explanations,
     )
     scheduler.gate_warnings = notes
+    scheduler.not_propagated = not_propagated
     try:
         scheduler.load()
     except BaseException:
@@ -175,7 +181,7 @@ def evaluate(
     finally:
         scheduler.close()
     warnings = (*facts.warnings, *scheduler.warnings(), *notes)
-    return Result(placements, evictions, scheduler.unmatched, now, warnings)
+    return Result(placements, evictions, scheduler.unmatched, now, warnings, scheduler.not_propagated)
 
 
 @with_fewer_collections()

@@ -29,6 +29,24 @@ class Reason:
     summary: str = field(default="", compare=False)
 
 
+@dataclass(frozen=True)
+class NotPropagated:
+    """A resource template the detector never binds, and why, in words and as a code."""
+
+    binding: str  # the binding key the template would have had
+    kind: str
+    namespace: str
+    name: str
+    reason: str  # ReservedNamespace, SkippedNamespace, ManagedByAPIServer, InvalidBindingName
+    message: str
+
+    def data(self) -> dict[str, str]:
+        out = {"binding": self.binding, "kind": self.kind}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        return out | {"name": self.name, "reason": self.reason, "message": self.message}
+
+
 # how many cluster names a summary line shows before "and N more"
 SHOWN_NAMES = 3
 
@@ -254,6 +272,8 @@ class Result:
     unmatched: tuple[str, ...] = ()  # bindings no policy selects
     now: dt.datetime | None = None
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)
+    # resource templates the detector never binds (reserved and skipped namespaces, …), each with its reason
+    not_propagated: tuple[NotPropagated, ...] = ()
 
     def placement(self, binding: str) -> Placement:
         for p in self.placements:

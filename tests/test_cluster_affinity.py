@@ -1,17 +1,20 @@
-"""S2 cluster affinity, as Karmada's ClusterMatches (karmada-reference.md §6.1 TestClusterMatches)."""
+"""S2 cluster affinity, as Karmada's ClusterMatches (pkg/util ClusterMatches, TestClusterMatches), and the
+scheduler's loop over clusterAffinities terms (pkg/scheduler/scheduler.go scheduleResourceBindingWithClusterAffinities,
+scheduler_test.go TestScheduleResourceBindingWithClusterAffinities)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from engine import RuleError
+from engine import RuleError, evaluate, load_rules
 from engine.inputs.matching import cluster_matches
 from engine.inputs.objects import load_facts
 from engine.syntax import ast
 from engine.syntax.parse import parse
-from tests.helpers import cluster, key, run, workload
+from tests.helpers import binding, cluster, key, run, workload
 
 CLUSTER1 = cluster(
     "cluster1", {"foo": "bar"}, zones=["zone1", "zone2", "zone3"], region="region1", provider="provider1"
@@ -109,3 +112,58 @@ def test_ordered_terms_use_the_first_that_fits(tmp_path: Path) -> None:
     result = run(tmp_path, rules, [CLUSTER1, gold, workload("app")])
     assert result.placement(key("app")).affinity_term == "primary"
     assert result.placement(key("app")).clusters == ("gold",)
+
+
+TERMS = (
+    "policy p {\n  select { kind Deployment }\n"
+    "  clusters affinity1 { names cluster1 }\n  clusters affinity2 { names cluster2 }\n}\n"
+)
+
+
+def _scheduled(observed: str, triggered: str | None, last: str | None) -> dict[str, Any]:
+    """A binding scheduled before, its status naming the term it was scheduled by; a reschedule asked for."""
+    made = binding("app", ["cluster2"])
+    if triggered is not None:
+        made["spec"]["rescheduleTriggeredAt"] = triggered
+    made["status"] = {"schedulerObservingAffinityName": observed}
+    if last is not None:
+        made["status"]["lastScheduledTime"] = last
+    return made
+
+
+# scheduler_test.go TestScheduleResourceBindingWithClusterAffinities: (name, triggered, last, the term scheduled by)
+RESTARTS = [
+    ("explicit rescheduling restarts from first affinity", "1970-01-01T00:00:02Z", "1970-01-01T00:00:01Z", "affinity1"),
+    ("without explicit rescheduling resumes from observed affinity", None, None, "affinity2"),
+    # util.RescheduleRequired: a trigger before the last scheduling, or none scheduled yet, is no reschedule
+    ("a trigger older than the last scheduling", "1970-01-01T00:00:01Z", "1970-01-01T00:00:02Z", "affinity2"),
+    ("a trigger before any scheduling finished", "1970-01-01T00:00:02Z", None, "affinity2"),
+]
+
+
+@pytest.mark.parametrize(("case", "triggered", "last", "term"), RESTARTS, ids=[c[0] for c in RESTARTS])
+def test_a_reschedule_starts_again_at_the_first_term(
+    tmp_path: Path, case: str, triggered: str | None, last: str | None, term: str
+) -> None:
+    objects = [CLUSTER1, cluster("cluster2"), workload("app"), _scheduled("affinity2", triggered, last)]
+    (tmp_path / "rules.fr").write_text(TERMS)
+    result = evaluate(load_rules([tmp_path / "rules.fr"]), load_facts(objects=objects), reschedule_all=True)
+    placement = result.placement(key("app"))
+    assert placement.affinity_term == term
+    assert placement.clusters == ("cluster1",) if term == "affinity1" else ("cluster2",)
+
+
+def test_a_policy_without_terms_reports_none(tmp_path: Path) -> None:
+    """Karmada records no schedulerObservingAffinityName for a placement without clusterAffinities: a binding
+    whose status still names a term of an older placement is reported with none."""
+    rules = "policy p {\n  select { kind Deployment }\n  clusters { names cluster2 }\n}\n"
+    settled = _scheduled("affinity2", None, None)
+    settled["metadata"]["annotations"] = {
+        "policy.karmada.io/applied-placement": '{"clusterAffinity":{"clusterNames":["cluster2"]}}'
+    }
+    settled["spec"]["placement"] = {"clusterAffinity": {"clusterNames": ["cluster2"]}}
+    objects = [CLUSTER1, cluster("cluster2"), workload("app"), settled]
+    for reschedule in (False, True):
+        (tmp_path / "rules.fr").write_text(rules)
+        result = evaluate(load_rules([tmp_path / "rules.fr"]), load_facts(objects=objects), reschedule_all=reschedule)
+        assert result.placement(key("app")).affinity_term is None

@@ -187,11 +187,24 @@ class _Checker:
                 elif stmt.field is ast.SelectField.NAMESPACE:
                     self.problems(word, "namespace", k8s.dns1123_label_problems(word.value))
                 else:
-                    self.problems(word, "name", k8s.dns1123_subdomain_problems(word.value))
+                    self.selected_name(word, [k.value for k in select.values(ast.SelectField.KIND)])
         if not select.values(ast.SelectField.KIND):
             self.err("select needs a kind (Karmada resource selectors name the kind)", select.span)
         if len(select.label_selectors) > 1:
             self.err("duplicate 'labels' in select; write one selector", select.span)
+
+    def selected_name(self, word: ast.Word, kinds: list[str]) -> None:
+        """A resource selector's name: Karmada takes any string, so a name that no object of the selected kinds
+        can have (as the API server checks each kind's names) is a warning: the selector selects nothing."""
+        if not word.value:
+            self.err("invalid name '': a resource selector's name is omitted, not empty", word.span)
+            return
+        checked = [(kind, *k8s.kind_name_problems(kind, word.value)) for kind in kinds]
+        refused = [(kind, rule, problems) for kind, rule, problems in checked if problems]
+        if checked and len(refused) == len(checked):
+            kind, rule, problems = refused[0]
+            message = f"name '{word.value}' selects nothing: a {kind}'s name is {rule}: {problems[0]}"
+            self.warn(message, word.span)
 
     def selector(self, selector: ast.Selector, fields: bool = False) -> None:
         by_key: dict[str, list[ast.Requirement]] = {}

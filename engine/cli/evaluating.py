@@ -69,6 +69,9 @@ def explain(
     try:
         placement = result.placement(binding)
     except KeyError:
+        skipped = next((n for n in result.not_propagated if n.binding == binding), None)
+        if skipped is not None:
+            raise UsageError(f"--binding: {binding} is not propagated: {skipped.message}") from None
         known = [p.binding for p in result.placements]
         hint = did_you_mean(binding, known) or (f"; known: {', '.join(known)}" if known else "")
         raise UsageError(f"--binding: no placed binding {binding!r}{hint}") from None

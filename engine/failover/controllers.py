@@ -9,6 +9,7 @@ clusters (Works), deleting before creating for ``Directly`` and injecting preser
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import math
 import re
@@ -27,11 +28,13 @@ from engine.errors import Diagnostic, Span, listed, warning
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
 from engine.inputs.matching import taint_changes
 from engine.kube import gojson, gotime
+from engine.kube.goregexp import compile_anchored
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
 from engine.kube.jsonpath import parse as parse_jsonpath
 from engine.kube.validation import label_value_problems
 from engine.results import Entry, EntryKind, Explanation
+from engine.schedule.detector import DEFAULT_SKIPPED_NAMESPACES, SkippedNamespaces
 from engine.syntax import ast
 from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
@@ -60,12 +63,15 @@ class Controllers:
     stateful_failover_injection: bool = False  # statePreservation: tasks keep state, new Works get it
     workload_affinity: bool = False  # off: the detector records no groups on bindings, nothing is co-located
     multiple_pod_templates: bool = False  # off: the scheduler takes a binding's spec.components as absent
+    # --skipped-propagating-namespaces: the detector's namespaces never propagated (karmada's reserved ones too)
+    skipped_namespaces: SkippedNamespaces = DEFAULT_SKIPPED_NAMESPACES
 
     FLAGS = (
         "enable-no-execute-taint-eviction",
         "no-execute-taint-eviction-purge-mode",
         "graceful-eviction-timeout",
         "feature-gates",
+        "skipped-propagating-namespaces",
     )
     # the feature gates fleetrules models
     GATES = ("Failover", "MultiplePodTemplatesScheduling", "PolicyPreemption", "StatefulFailoverInjection",
@@ -77,11 +83,15 @@ class Controllers:
     def parse(cls, settings: Sequence[str]) -> Controllers:
         """``FLAG=VALUE`` items, as the controller manager takes them; ValueError names the bad one."""
         out = cls()
+        skipped: list[str] | None = None  # pflag's StringSlice: the first use replaces the default, later ones add
         for item in settings:
             flag, sep, value = item.removeprefix("--").partition("=")
             if not sep or flag not in cls.FLAGS:
                 raise ValueError(f"{item!r}: expected FLAG=VALUE with FLAG one of {', '.join(cls.FLAGS)}")
-            if flag == "enable-no-execute-taint-eviction":
+            if flag == "skipped-propagating-namespaces":
+                skipped = (skipped or []) + _string_slice(item, value)
+                out = replace(out, skipped_namespaces=skipped_namespaces(skipped))
+            elif flag == "enable-no-execute-taint-eviction":
                 on = go_bool(value)
                 if on is None:
                     raise ValueError(f"{item!r}: expected true or false")
@@ -139,6 +149,31 @@ class Controllers:
 
 
 DEFAULT_CONTROLLERS = Controllers()
+
+
+def _string_slice(item: str, value: str) -> list[str]:
+    """A StringSlice flag's value as pflag reads it (readAsCSV: one CSV record; "" is no value at all)."""
+    if not value:
+        return []
+    try:
+        return next(csv.reader([value], strict=True))
+    except csv.Error as exc:
+        raise ValueError(f"{item!r}: not a comma-separated list: {exc}") from None
+
+
+def skipped_namespaces(patterns: Sequence[str]) -> SkippedNamespaces:
+    """--skipped-propagating-namespaces, each pattern checked as the controller manager's options validation
+    does (cmd/controller-manager/app/options/validation.go: "Invalid namespace regular expression")."""
+    compiled = []
+    for index, pattern in enumerate(patterns):
+        try:
+            compiled.append(compile_anchored(pattern))
+        except ValueError as exc:
+            raise ValueError(
+                f"SkippedPropagatingNamespaces[{index}]: Invalid value: {gojson.quote(pattern)}: "
+                f"Invalid namespace regular expression ({exc})"
+            ) from None
+    return SkippedNamespaces(tuple(patterns), tuple(compiled))
 
 
 def gate_note(what: Sequence[str], does: str, off: str, turn_on: str, span: Span | None = None) -> Diagnostic:

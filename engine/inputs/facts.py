@@ -339,8 +339,9 @@ def evolve(fact: Fact, **changes: Any) -> Fact:
 
 
 def binding_name(name: str, kind: str) -> str:
-    """names.GenerateBindingName: the binding Karmada creates for a resource template."""
-    return f"{name}-{kind.lower()}"
+    """names.GenerateBindingName: the binding Karmada creates for a resource template, ``NAME-KIND`` lowercased,
+    with each ``:`` of the name (RBAC objects' names are path segments: ``system:node``) turned into ``.``."""
+    return f"{name.replace(':', '.')}-{kind}".lower()
 
 
 # Times past this year are refused: durations of up to int32 seconds (68 years) are added to them.

@@ -608,6 +608,16 @@ def _check_metadata(r: _Reader, kind: str, meta: Mapping[str, Any]) -> None:
         invalid("metadata.name", name, too_long or k8s.dns1123_label_problems(name))
 
 
+def _unnamed(r: _Reader, obj: Mapping[str, Any], kind: str, name: str) -> bool:
+    """An object whose name the API server refuses for its kind (so no control plane holds it) is skipped, with a
+    warning naming it: the rest of the snapshot is evaluated."""
+    problems = k8s.name_problems(str(obj.get("apiVersion", "")), kind, name)
+    if problems and name:
+        shown = json.dumps(name, ensure_ascii=False)
+        r.warn("metadata.name", f"Invalid value: {shown}: {'; '.join(problems)}; the API server refuses it: skipped")
+    return bool(problems) and bool(name)
+
+
 _INTERPRETER_KINDS = ("ResourceInterpreterCustomization", "ResourceInterpreterWebhookConfiguration")
 
 
@@ -689,6 +699,8 @@ class FactSet:
             return
         self.seen[identity] = where
         _check_metadata(r, kind, meta)
+        if kind != "Cluster" and isinstance(meta.get("name"), str) and _unnamed(r, obj, kind, meta["name"]):
+            return
         if kind in POLICY_KINDS:
             self.policies.append(PolicyObject(where, obj, marks))
             return
@@ -746,8 +758,15 @@ class FactSet:
                 cluster_scoped=not namespace,  # Karmada makes a ClusterResourceBinding for it
                 from_workload=True,
             )
-            if pending.key in bindings:
-                raise FactError([error(f"binding {pending.key} exists twice", subject=workload.source)])
+            other = bindings.get(pending.key)
+            if other is not None:  # two names GenerateBindingName makes one of (``a:b`` and ``a.b``): one is bound
+                message = (
+                    f"{kind} {name}: not bound: its binding {pending.key} is {other.kind} {other.resource_name}'s "
+                    "(Karmada's detector: failed to update binding due to different owner reference UID; which "
+                    "template holds it depends on which the detector saw first)"
+                )
+                self.problems.append(warning(message, subject=workload.source))
+                continue
             bindings[pending.key] = pending
         return Facts(
             clusters=tuple(sorted(clusters.values(), key=lambda c: c.name)),

@@ -114,3 +114,71 @@ def kind_problems(value: str) -> list[str]:
     if _KIND.fullmatch(value):
         return []
     return ["a kind must be a CamelCase identifier such as Deployment or FlinkDeployment"]
+
+
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+    "character, and end with an alphanumeric character"
+)
+
+
+def dns1035_label_problems(value: str) -> list[str]:
+    """IsDNS1035Label."""
+    problems = _too_long(value, 63, "characters")
+    if not _DNS1035_LABEL.fullmatch(value):
+        problems.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return problems
+
+
+def path_segment_problems(value: str) -> list[str]:
+    """content.IsPathSegmentName (path.IsValidPathSegmentName): no length limit, not '.' or '..', no '/' or '%'."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in "/%" if c in value]
+
+
+# The name rule of each kind the API server validates otherwise than as a DNS subdomain (its ValidateObjectMeta's
+# ValidateNameFunc): RBAC objects are path segments (pkg/apis/rbac/validation ValidateRBACName), a Service a
+# DNS-1035 label (pkg/apis/core/validation ValidateServiceName), a Namespace a DNS-1123 label
+# (ValidateNamespaceName). Every other built-in kind and every custom resource (apiextensions-apiserver's
+# customresource validation) is a DNS subdomain.
+_NAME_RULES = {
+    ("rbac.authorization.k8s.io", "Role"): path_segment_problems,
+    ("rbac.authorization.k8s.io", "ClusterRole"): path_segment_problems,
+    ("rbac.authorization.k8s.io", "RoleBinding"): path_segment_problems,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): path_segment_problems,
+    ("", "Service"): dns1035_label_problems,
+    ("", "Namespace"): dns1123_label_problems,
+}
+CRON_JOB_NAME_MAX = 52  # pkg/apis/batch/validation ValidateCronJob: DNS1035LabelMaxLength - 11
+
+
+def name_problems(api_version: str, kind: str, name: str) -> list[str]:
+    """What the API server says of an object's metadata.name, by its kind (an empty name: "required")."""
+    if not name:
+        return ["name or generateName is required"]
+    group = api_version.rpartition("/")[0]
+    problems = _NAME_RULES.get((group, kind), dns1123_subdomain_problems)(name)
+    if (group, kind) == ("batch", "CronJob") and len(name) > CRON_JOB_NAME_MAX:
+        problems.append(f"must be no more than {CRON_JOB_NAME_MAX} characters")
+    return problems
+
+
+_RULE_WORDS = {
+    path_segment_problems: "a path segment",
+    dns1035_label_problems: "a DNS-1035 label",
+    dns1123_label_problems: "a DNS-1123 label",
+    dns1123_subdomain_problems: "a DNS-1123 subdomain",
+}
+
+
+def kind_name_problems(kind: str, name: str) -> tuple[str, list[str]]:
+    """How a kind's names are checked (in words), whatever its group, and what that says of ``name``: a policy's
+    resource selector names a kind without its group, so RBAC's kinds are known by their names alone."""
+    rule = next((r for (_, k), r in _NAME_RULES.items() if k == kind), dns1123_subdomain_problems)
+    problems = rule(name)
+    if kind == "CronJob" and len(name) > CRON_JOB_NAME_MAX:
+        problems.append(f"must be no more than {CRON_JOB_NAME_MAX} characters")
+    return _RULE_WORDS[rule], problems

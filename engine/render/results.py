@@ -13,7 +13,17 @@ import yaml
 from engine.errors import expect
 from engine.inputs.facts import rfc3339, task_data
 from engine.render.timeline import show
-from engine.results import BindingState, Eviction, Explanation, Placement, Reason, Result, summarize
+from engine.results import (
+    SHOWN_NAMES,
+    BindingState,
+    Eviction,
+    Explanation,
+    NotPropagated,
+    Placement,
+    Reason,
+    Result,
+    summarize,
+)
 from engine.schedule.reschedule import SETTLED
 
 # the version of the JSON and YAML shape of `eval`'s output (docs/output.md)
@@ -101,6 +111,8 @@ def _sections(result: Result, every_cluster: bool) -> Iterator[tuple[str, Iterab
     yield "evictions", (e.data() for e in result.evictions)
     if result.unmatched:
         yield "unmatched", result.unmatched
+    if result.not_propagated:
+        yield "notPropagated", (n.data() for n in result.not_propagated)
 
 
 def result_data(result: Result, every_cluster: bool = False) -> dict[str, Any]:
@@ -143,6 +155,8 @@ def jsonl_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
         yield json.dumps({"eviction": e.data()}, ensure_ascii=False) + "\n"
     for key in result.unmatched:
         yield json.dumps({"unmatched": key}, ensure_ascii=False) + "\n"
+    for n in result.not_propagated:
+        yield json.dumps({"notPropagated": n.data()}, ensure_ascii=False) + "\n"
 
 
 def to_yaml(result: Result, every_cluster: bool = False) -> str:
@@ -185,6 +199,7 @@ def text_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
         yield ("\n" if said else "") + "\n".join(placement_lines(p, every_cluster)) + "\n"
         said = True
     tail: list[str] = [f"{key}: no policy selects it" for key in result.unmatched]
+    tail += not_propagated_lines(result.not_propagated, every_cluster)
     if result.evictions:
         tail.append(f"evictions at {rfc3339(result.now) if result.now else '?'}:")
         tail += [f"  {eviction_line(e)}" for e in result.evictions]
@@ -192,6 +207,24 @@ def text_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
         yield ("\n" if said else "") + "\n".join(tail) + "\n"
     elif not said:
         yield "no bindings\n"
+
+
+def not_propagated_lines(templates: Sequence[NotPropagated], every: bool = False) -> list[str]:
+    """The templates the detector never binds, counted by reason with the first names (``every``: all of them)."""
+    if not templates:
+        return []
+    by_message: dict[str, list[str]] = {}
+    for n in templates:
+        by_message.setdefault(n.message, []).append(n.binding)
+    lines = [f"not propagated: {_templates(len(templates))} the resource detector never binds"]
+    for message, bindings in sorted(by_message.items()):
+        shown = bindings if every else bindings[:SHOWN_NAMES]
+        lines.append(f"  {message}: {names(shown, len(bindings))}")
+    return lines
+
+
+def _templates(count: int) -> str:
+    return "1 resource template" if count == 1 else f"{count} resource templates"
 
 
 def placement_lines(p: Placement, every_cluster: bool = False) -> list[str]:

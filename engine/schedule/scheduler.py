@@ -24,7 +24,7 @@ from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Facts
-from engine.results import Placement, Reason
+from engine.results import NotPropagated, Placement, Reason
 from engine.schedule.explain import Explainer, Explanations
 from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
 from engine.schedule.plan import Plan, plan_of
@@ -90,6 +90,8 @@ class Scheduler:
         # and the scheduler's indexer keeps none (pkg/scheduler/indexer.go), so no workload term acts
         self.workload_affinity = workload_affinity
         self.gate_warnings: list[Diagnostic] = []  # what a feature gate off turns off (engine.evaluate.scheduler_for)
+        # the templates the detector never binds (engine.schedule.detector, by engine.evaluate.scheduler_for)
+        self.not_propagated: tuple[NotPropagated, ...] = ()
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)
         self.share = share
@@ -203,7 +205,10 @@ class Scheduler:
         alike = alike if not own else None
         own += grouped
         terms = self.feasibility.terms(policy)
-        start = terms.index(binding.observed_affinity_name) if binding.observed_affinity_name in terms else 0
+        # getAffinityIndex: from the observed term; a manual reschedule starts again at the first
+        # (scheduler.go scheduleResourceBindingWithClusterAffinities, util.RescheduleRequired)
+        observed = binding.observed_affinity_name
+        start = terms.index(observed) if observed in terms and not reschedule_required(binding) else 0
         plan = self._plan(policy)
         first: _Attempt | None = None
         for term in terms[start:]:
@@ -484,6 +489,11 @@ class Scheduler:
         it (engine.schedule.reschedule), or all of them with ``reschedule_all``; settled otherwise.
         ``progress`` hears how many bindings are done, every 1,000."""
         out = []
+        # each policy's last binding: once it is scheduled, the policy's shared results are let go (made again if a
+        # controller asks after), so that a control plane of many policies holds one policy's at a time
+        last = {
+            policy.name.value: i for i, b in enumerate(self.facts.bindings) if (policy := self.binding_policy[b.key])
+        }
         for done, binding in enumerate(self.facts.bindings, 1):
             if progress is not None and done % 1000 == 0:
                 progress(done)
@@ -492,6 +502,8 @@ class Scheduler:
                 continue
             why = Trigger.ALL if reschedule_all else self.why_run(binding, policy)
             out.append(self.settled(binding, policy) if why is None else self.decide(binding, why))
+            if last[policy.name.value] == done - 1 and len(last) > 1:
+                self.feasibility.release(policy.name.value)
         return tuple(out)
 
     def why_run(self, binding: Binding, policy: ast.Policy) -> Trigger | None:
@@ -540,10 +552,14 @@ class Scheduler:
             rejected={},
             unschedulable=False,
             previous=binding.cluster_names,
-            affinity_term=binding.observed_affinity_name or None,
+            # the term the status records; none for a policy without clusterAffinities (nothing was patched)
+            affinity_term=(binding.observed_affinity_name or None) if self._has_terms(policy) else None,
             settled=True,
             replicas=binding.replicas_by_cluster,
         )
+
+    def _has_terms(self, policy: ast.Policy) -> bool:
+        return self.feasibility.terms(policy) != [None]
 
     @property
     def evaluated(self) -> tuple[ast.Policy, ...]:
