@@ -32,7 +32,7 @@ FLEETRULES = [sys.executable, "-m", "engine"]
 # the control plane the fleets are shaped for (Karmada ships these off): fleetrules' commands read it
 CONTROL_PLANE = "enable-no-execute-taint-eviction=true feature-gates=Failover=true,WorkloadAffinity=true"
 # the shapes the reference decides (divided is timed against fleetrules alone)
-REFERENCE_SHAPES = {"regional", "unschedulable", "spread", "preferred", "interleaved"}
+REFERENCE_SHAPES = {"regional", "unschedulable", "spread", "preferred", "interleaved", "namespaces"}
 T = TypeVar("T")
 
 
@@ -131,7 +131,7 @@ def measure(shape: str, clusters: int, workloads: int, runs: int, every: bool) -
 def main() -> None:
     os.environ["FLEETRULES_CONTROLLER"] = CONTROL_PLANE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shapes", default="regional,interleaved,spread,unschedulable,preferred,divided")
+    parser.add_argument("--shapes", default="regional,interleaved,spread,unschedulable,preferred,divided,namespaces")
     parser.add_argument("--sizes", default="1000x10000", help="comma-separated CLUSTERSxWORKLOADS")
     parser.add_argument("--runs", type=int, default=2, help="runs of each command; the best is kept")
     parser.add_argument("--all", action="store_true", help="also time --rejections all")

@@ -10,7 +10,8 @@ what real fleets have besides: ``unschedulable`` (some namespaces' policies name
 their bindings get a FitError), ``divided`` (Divided by available replicas, spread over regions, clusters
 with resource summaries), ``preferred`` (a toleration of the tainted clusters), ``spread`` (one cluster
 per pipeline: spread by cluster, at most one), ``interleaved`` (a group's members far apart in name order:
-pipeline-00000, -00250, -00500 and -00750 of a namespace of 1,000, where ``regional`` has them side by side).
+pipeline-00000, -00250, -00500 and -00750 of a namespace of 1,000, where ``regional`` has them side by side),
+``namespaces`` (``regional`` with a namespace and a policy per five workloads: 2,000 policies at 10,000).
 """
 
 from __future__ import annotations
@@ -90,11 +91,15 @@ def _placement(namespace: int, variant: str) -> Object:
     return placement
 
 
+def _namespace(namespace: int) -> str:
+    return f"team-{namespace:02d}"
+
+
 def _policy(namespace: int, variant: str) -> Object:
     return {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "PropagationPolicy",
-        "metadata": {"name": "ha", "namespace": f"team-{namespace:02d}"},
+        "metadata": {"name": "ha", "namespace": _namespace(namespace)},
         "spec": {
             "resourceSelectors": [{"apiVersion": FLINK, "kind": "FlinkDeployment"}],
             "placement": _placement(namespace, variant),
@@ -102,9 +107,9 @@ def _policy(namespace: int, variant: str) -> Object:
     }
 
 
-def _workload(i: int, variant: str) -> Object:
-    namespace = i % NAMESPACES
-    local = i // NAMESPACES
+def _workload(i: int, variant: str, namespaces: int = NAMESPACES) -> Object:
+    namespace = i % namespaces
+    local = i // namespaces
     spec: Object = {
         "image": "flink:1.20",
         "flinkVersion": "v1_20",
@@ -117,7 +122,7 @@ def _workload(i: int, variant: str) -> Object:
         "kind": "FlinkDeployment",
         "metadata": {
             "name": f"pipeline-{local:05d}",
-            "namespace": f"team-{namespace:02d}",
+            "namespace": _namespace(namespace),
             "labels": {PIPELINE: f"p{local // GROUP_SIZE:04d}"},
             "uid": f"00000000-0000-4000-8000-{i:012d}",
         },
@@ -169,20 +174,23 @@ def _binding(workload: Object, placement: Object, cluster: str) -> Object:
     }
 
 
-def regional(clusters: int, workloads: int, variant: str = "", seed: int = 7) -> list[Object]:
-    """The objects of issue 26's shape (``variant``: "" or one of SHAPES' other names)."""
+def regional(
+    clusters: int, workloads: int, variant: str = "", seed: int = 7, namespaces: int = NAMESPACES
+) -> list[Object]:
+    """The objects of issue 26's shape (``variant``: "" or one of SHAPES' other names), in ``namespaces``
+    namespaces, each with its own policy."""
     rng = random.Random(seed)
     objects = [_cluster(i, rng, resources=variant == "divided") for i in range(clusters)]
-    policies = [_policy(n, variant) for n in range(NAMESPACES)]
+    policies = [_policy(n, variant) for n in range(namespaces)]
     objects += policies
     # the clusters of each region, for the bindings already scheduled
     by_region: dict[str, list[str]] = {}
     for c in objects[:clusters]:
         by_region.setdefault(c["metadata"]["labels"][REGION], []).append(c["metadata"]["name"])
-    groups = max(1, workloads // NAMESPACES // GROUP_SIZE)  # per namespace
+    groups = max(1, workloads // namespaces // GROUP_SIZE)  # per namespace
     for i in range(workloads):
-        workload = _workload(i, variant)
-        local = i // NAMESPACES
+        workload = _workload(i, variant, namespaces)
+        local = i // namespaces
         position = local % GROUP_SIZE  # in its group
         if variant == "interleaved":
             workload["metadata"]["labels"][PIPELINE] = f"p{local % groups:04d}"
@@ -190,11 +198,11 @@ def regional(clusters: int, workloads: int, variant: str = "", seed: int = 7) ->
         if variant == "divided":
             workload["spec"]["taskManager"]["replicas"] = rng.randrange(2, 12)
         objects.append(workload)
-        namespace = i % NAMESPACES
+        namespace = i % namespaces
         members = by_region.get(f"region-{namespace % REGIONS:02d}", [])
         # one in ten already scheduled, on the cluster of its position in its group (so the group stays apart)
         if (
-            i // NAMESPACES % 10 == 0
+            i // namespaces % 10 == 0
             and members
             and variant != "divided"
             and not (variant == "unschedulable" and namespace % 5 == 4)
@@ -212,6 +220,8 @@ SHAPES: dict[str, Callable[[int, int], list[Object]]] = {
     "preferred": lambda c, w: regional(c, w, "preferred"),
     "spread": lambda c, w: regional(c, w, "spread"),
     "interleaved": lambda c, w: regional(c, w, "interleaved"),
+    # a policy per application, as real control planes have: 2,000 namespaces of 5 workloads at 10,000 workloads
+    "namespaces": lambda c, w: regional(c, w, namespaces=max(NAMESPACES, w // 5)),
 }
 
 

@@ -10,6 +10,7 @@ engine the plans are tested against.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,9 +51,21 @@ class PlannedProgram:
         # (the plans of rules that evict are asked for all their matches at once: ``evicting``)
         self.anchored: dict[str, list[CompiledPlan]] = defaultdict(list)
         self.evicting: tuple[CompiledPlan, ...] = tuple(p for p in self.plans.values() if p.plan.evicts)
+        # the same plans, those whose anchor condition tests a property for equality with a constant (a policy's
+        # own rules: scope.policy == "NS/NAME") by that property's value, so that an anchor meets only the plans
+        # it can match, not every policy's (``plans_for``)
+        self._open: dict[str, list[CompiledPlan]] = defaultdict(list)
+        self._by_value: dict[str, dict[str, dict[Any, list[CompiledPlan]]]] = defaultdict(dict)
         for compiled_plan in self.plans.values():
             if not compiled_plan.plan.evicts:
-                self.anchored[compiled_plan.plan.anchor_type].append(compiled_plan)
+                anchor_type = compiled_plan.plan.anchor_type
+                self.anchored[anchor_type].append(compiled_plan)
+                equal = _equality(compiled_plan.plan.anchor_cond)
+                if equal is None:
+                    self._open[anchor_type].append(compiled_plan)
+                else:
+                    by_prop = self._by_value[anchor_type].setdefault(equal[0], {})
+                    by_prop.setdefault(equal[1], []).append(compiled_plan)
         # fact type → the planned rules that read it (their answers are stale when one of its facts changes), those
         # that evict apart (their evictions, all of a rule's at once, are all that is kept of them)
         self.readers: dict[str, tuple[int, ...]] = defaultdict(tuple)
@@ -60,8 +73,20 @@ class PlannedProgram:
         # (planned rule, fact type) → the keys it looks the type's facts up by, and the anchor's values for them
         # (JoinPlan.keyed): a change of such a fact makes stale only the answers of the anchors with its values
         self.keyed: dict[tuple[int, str], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+        # the fact types some plans read as their anchor alone: a fact of one changes no other anchor's answer, so
+        # its change counts once for the type (PlannedSession.revision), not once for each of those plans (a
+        # control plane's 2,000 policies each have rules anchored on their policy's scope fact)
+        self.anchor_only: set[str] = set()
         for i, compiled_plan in self.plans.items():
-            for fact_type in compiled_plan.plan.reads:
+            plan = compiled_plan.plan
+            for fact_type in plan.reads:
+                if (
+                    not plan.evicts
+                    and fact_type == plan.anchor_type
+                    and all(s.fact_type != fact_type for s in plan.steps)
+                ):
+                    self.anchor_only.add(fact_type)
+                    continue
                 if compiled_plan.plan.evicts:
                     self.evict_readers[fact_type] += (i,)
                 else:
@@ -75,6 +100,33 @@ class PlannedProgram:
 
     def session(self, explained: bool = True) -> PlannedSession:
         return PlannedSession(self, explained)
+
+    def plans_for(self, anchor: Mapping[str, Any]) -> Sequence[CompiledPlan]:
+        """The plans anchored on the anchor's type that it may meet the anchor condition of, in the order of their
+        rules: those whose condition tests a property for equality only where the anchor has that value."""
+        anchor_type = anchor["t"]
+        by_value = self._by_value.get(anchor_type)
+        if not by_value:
+            return self.anchored.get(anchor_type, ())
+        found = list(self._open.get(anchor_type, ()))
+        for prop, plans in by_value.items():
+            value = anchor.get(prop, _NONE)
+            with contextlib.suppress(TypeError):  # an unhashable value: equal to none of the constants
+                found += plans.get(value, ())
+        found.sort(key=lambda p: p.index)
+        return found
+
+
+_NONE = object()
+
+
+def _equality(cond: ir.Cond) -> tuple[str, Any] | None:
+    """A property the condition requires equal to a constant, and that constant (a string or number)."""
+    if isinstance(cond, ir.Test) and cond.op == "==" and isinstance(cond.operand, (str, int)):
+        return cond.prop, cond.operand
+    if isinstance(cond, ir.AllOf):
+        return next((found for c in cond.items if (found := _equality(c)) is not None), None)
+    return None
 
 
 AnswerKey = str | tuple[str, str]  # an anchor's id, or (its id, the name of the binding asking: ``unlike``)
@@ -169,9 +221,11 @@ class PlannedSession:
         # how often each planned rule's answers were all let go, and the plans whose answers an anchor's revision
         # counts (those whose anchor condition it meets: the others' answer is no match, whatever changes)
         self._epoch: dict[int, int] = defaultdict(int)
+        self._anchor_epoch: dict[str, int] = defaultdict(int)  # changes of the facts of each PlannedProgram.anchor_only
         self._counted: dict[str, tuple[int, ...]] = {}
         # (planned rule, fact type keyed: PlannedProgram.keyed) → the anchor's values → the anchors answered so
         self._answered: dict[tuple[int, str], dict[tuple[Any, ...], set[AnswerKey]]] = defaultdict(dict)
+        self._answered_types: dict[int, set[str]] = defaultdict(set)  # planned rule → its fact types in _answered
         # by planned rule: its answers by anchor fact id, let go when a fact of a type it reads changes (a
         # rule's answers outlive changes it does not read: a taint leaves a cluster statement's decisions as
         # they were, the same objects, which the scheduler's shared results compare by identity)
@@ -213,6 +267,9 @@ class PlannedSession:
         revision = self._revision.get(owner, 0)
         if self.engine is not None:
             revision += self.engine.revision(owner)
+        anchor = self._facts.get(owner)
+        if anchor is not None:
+            revision += self._anchor_epoch.get(anchor["t"], 0)
         counted = self._counted.get(owner)
         if counted is None:
             counted = self._count(owner)
@@ -222,7 +279,7 @@ class PlannedSession:
         anchor = self._facts.get(owner)
         if anchor is None:
             return ()
-        plans = self.program.anchored.get(anchor["t"], ())
+        plans = self.program.plans_for(anchor)
         counted = self._counted[owner] = tuple(p.index for p in plans if ir.holds(p.plan.anchor_cond, anchor, {}))
         return counted
 
@@ -234,7 +291,7 @@ class PlannedSession:
         if anchor is None:
             return ()
         out = []
-        for plan in self.program.anchored.get(anchor["t"], ()):
+        for plan in self.program.plans_for(anchor):
             answers = self._planned.get(plan.index)
             if answers is None:
                 answers = self._planned[plan.index] = _Answers()
@@ -257,6 +314,7 @@ class PlannedSession:
                 for fact_type, (_, values) in self.program.keyed_by_plan.get(plan.index, ()):
                     at = tuple(hashable(anchor.get(v.prop) if isinstance(v, ir.Ref) else v) for v in values)
                     self._answered[(plan.index, fact_type)].setdefault(at, set()).add(key)
+                    self._answered_types[plan.index].add(fact_type)
             out.append(found)
         return tuple(out)
 
@@ -267,6 +325,8 @@ class PlannedSession:
         appends (CompiledPlan.appends) appends its matches of to the anchors' answers when they are next asked for."""
         for index in self.program.evict_readers.get(fact_type, ()):
             self._evicted.pop(index, None)
+        if fact_type in self.program.anchor_only:
+            self._anchor_epoch[fact_type] += 1
         for index in self.program.readers.get(fact_type, ()):
             keyed = self.program.keyed.get((index, fact_type))
             values = key_values(fact, keyed[0]) if keyed is not None else None
@@ -276,8 +336,8 @@ class PlannedSession:
                 if dropped:
                     self._stale[index] = dropped
                 self._epoch[index] += 1
-                for registered in [k for k in self._answered if k[0] == index]:
-                    del self._answered[registered]
+                for answered_type in self._answered_types.pop(index, ()):
+                    self._answered.pop((index, answered_type), None)
                 continue
             answers = self._planned.get(index)
             appends = self.program.plans[index].appends

@@ -116,9 +116,12 @@ def select_policy(
     labels: Mapping[str, str],
     claim: Claim | None = None,
     preemption: bool = False,
+    by_name: Mapping[str, ast.Policy] | None = None,
 ) -> Choice:
-    """The policy that claims the workload; ``preemption``: the PolicyPreemption feature gate is on."""
-    by_name = {p.name.value: p for p in policies}
+    """The policy that claims the workload; ``preemption``: the PolicyPreemption feature gate is on; ``by_name``:
+    every policy by name, where ``policies`` are only those that can select the workload (PolicyChooser)."""
+    if by_name is None:
+        by_name = {p.name.value: p for p in policies}
     if claim is not None and claim.policy in by_name:
         claimed = by_name[claim.policy]
         taker = _preemptor(policies, claimed, kind, namespace, name, labels) if preemption else None
@@ -151,6 +154,17 @@ class PolicyChooser:
         self._by_name = any(s.values(ast.SelectField.NAME) for s in selects)
         self._by_labels = any(s.label_selectors for s in selects)
         self._choices: dict[tuple[object, ...], Choice] = {}
+        # the policies by what they can select: a PropagationPolicy by its namespace and each kind it names, a
+        # ClusterPropagationPolicy by each kind (a policy that names no kind of a workload never selects it), so
+        # that choosing meets the few that can select a workload, not every policy of a control plane
+        self._named = {p.name.value: p for p in self.policies}
+        self._by_kind: dict[tuple[str | None, str], list[ast.Policy]] = {}
+        for policy in self.policies:
+            kinds = {
+                w.value for s in policy.statements if isinstance(s, ast.Select) for w in s.values(ast.SelectField.KIND)
+            }
+            for kind in sorted(kinds):
+                self._by_kind.setdefault((policy.namespace, kind), []).append(policy)
 
     def choose(self, binding: Binding) -> Choice:
         key = (
@@ -162,13 +176,18 @@ class PolicyChooser:
         )
         choice = self._choices.get(key) if self.share else None
         if choice is None:
+            candidates = [
+                *self._by_kind.get((binding.namespace, binding.kind), ()),
+                *self._by_kind.get((None, binding.kind), ()),
+            ]
             choice = self._choices[key] = select_policy(
-                self.policies,
+                candidates,
                 binding.kind,
                 binding.namespace,
                 binding.resource_name,
                 binding.labels,
                 binding.claim,
                 self.preemption,
+                self._named,
             )
         return choice
