@@ -145,7 +145,10 @@ def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as handle:
         text = handle.read()
     gc.disable()  # as fleetrules loads: the collector would rescan the growing document many times
-    document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if sys.argv[1].endswith(".json"):  # kubectl's -o json, read as JSON
+        document = json.loads(text)
+    else:
+        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     gc.enable()
     objects = document["items"] if document.get("kind") == "List" else [document]
     write = sys.stdout.write

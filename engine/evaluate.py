@@ -9,7 +9,13 @@ from dataclasses import replace
 
 from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, UsageError
-from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers, scheduling_gate_notes
+from engine.failover.controllers import (
+    DEFAULT_CONTROLLERS,
+    Controllers,
+    changed_clusters,
+    cluster_controller_note,
+    scheduling_gate_notes,
+)
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
@@ -47,6 +53,9 @@ def scheduler_for(
     notes = scheduling_gate_notes(controllers, (*facts.policies, *rules.policies), facts)
     if facts.shown_clusters and not controllers.failover:  # no ClusterTaintPolicy controller: taints as shown
         facts = replace(facts, clusters=facts.shown_clusters, shown_clusters=())
+    changed = changed_clusters(facts)
+    if any(c.controller_changes for c in changed):
+        notes.append(cluster_controller_note(changed))
     if not controllers.multiple_pod_templates and any(b.components for b in facts.bindings):
         # the scheduler's gate off: spec.components are not read (pkg/scheduler/core common.go, util.go)
         facts = replace(facts, bindings=tuple(replace(b, components=()) if b.components else b for b in facts.bindings))
@@ -74,6 +83,7 @@ def scheduler_for(
     )
     scheduler.gate_warnings = notes
     scheduler.not_propagated = not_propagated
+    scheduler.changed_clusters = changed
     try:
         scheduler.load()
     except BaseException:

@@ -1,6 +1,8 @@
 """The cluster controller's NoSchedule taints on a snapshot's clusters (issue 27): taintClusterByCondition in
 pkg/controllers/cluster/cluster_controller.go taints a cluster at once by its Ready condition, so a cluster
-that is not Ready receives no new placement, while what already runs there stays."""
+that is not Ready receives no new placement, while what already runs there stays; and the scheduler's requeue of
+the bindings a changed cluster's affinity matches (pkg/scheduler/event_handler.go updateCluster,
+enqueueAffectedBindings; scheduler.go doScheduleBinding schedules a Duplicated binding whenever it takes it)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import evaluate, load_facts, load_rules
+from engine import evaluate, load_facts, load_rules, simulate
+from engine.inputs.events import load_events
 from engine.inputs.facts import NOT_READY, UNREACHABLE, Taint, scheduling_taints
+from engine.results import EntryKind
 
 T0 = dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC)
 
@@ -101,3 +105,74 @@ def test_karmadas_own_objects_namespaces_and_events_are_not_templates(tmp_path: 
     assert result.unmatched == ()
     said = [w.message for w in facts.warnings if "ClusterTaintPolicy" in w.message]  # no conditions: no change
     assert len(said) == 1 and "--allow-no-execute-taint-policy" in said[0]
+
+
+SCHEDULED = """---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata:
+  name: web-deployment
+  namespace: shop
+  annotations: {policy.karmada.io/applied-placement: '{"clusterAffinity":{"clusterNames":["m1","m2"]}%s}'}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: shop}
+  replicas: 1
+  placement: {clusterAffinity: {clusterNames: [m1, m2]}%s}
+  clusters: [{name: m1, replicas: 1}]
+"""
+STALE = "spec:\n  taints: [{key: cluster.karmada.io/not-ready, effect: NoSchedule}]\n"
+
+
+@pytest.mark.parametrize(
+    ("scheduling", "rescheduled"),
+    [
+        ("", True),  # no replicaScheduling: Duplicated (Placement.ReplicaSchedulingType)
+        ("Duplicated", True),
+        ("Divided", False),  # a workload Divided: doScheduleBinding finds nothing to do
+    ],
+)
+def test_a_cluster_about_to_change_requeues_the_bindings_its_affinity_matches(
+    tmp_path: Path, scheduling: str, rescheduled: bool
+) -> None:
+    """m2 is Ready and still carries the not-ready taint: the cluster controller removes it at once, a change of
+    m2's spec (its generation), so the scheduler requeues every binding whose affinity matches m2
+    (event_handler.go updateCluster, enqueueAffectedBindings) and schedules a Duplicated one again
+    (scheduler.go doScheduleBinding): it gains m2. A Divided workload is left as it is."""
+    extra = f',"replicaScheduling":{{"replicaSchedulingType":"{scheduling}"}}' if scheduling else ""
+    yaml_extra = f", replicaScheduling: {{replicaSchedulingType: {scheduling}}}" if scheduling else ""
+    policy = POLICY.replace(
+        "clusterAffinity: {clusterNames: [m1, m2]}",
+        "clusterAffinity: {clusterNames: [m1, m2]}"
+        + (f"\n    replicaScheduling: {{replicaSchedulingType: {scheduling}}}" if scheduling else ""),
+    )
+    m2 = _cluster("m2", READY).replace("metadata: {name: m2}\n", "metadata: {name: m2}\n" + STALE)
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(policy + _cluster("m1", READY) + m2 + SCHEDULED % (extra, yaml_extra))
+    facts = load_facts([snapshot])
+    result = evaluate(load_rules([snapshot]), facts)
+    placement = result.placement("shop/web-deployment")
+    assert placement.settled is not rescheduled
+    assert placement.clusters == (("m1", "m2") if rescheduled else ("m1",))
+    (note,) = [w for w in result.warnings if "cluster controller changes the taints" in w.message]
+    assert f"m2 (-{NOT_READY}:NoSchedule)" in note.message
+
+
+def test_no_change_no_requeue(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(POLICY + _cluster("m1", READY) + _cluster("m2", READY) + SCHEDULED % ("", ""))
+    placement = evaluate(load_rules([snapshot]), load_facts([snapshot])).placement("shop/web-deployment")
+    assert placement.settled and placement.clusters == ("m1",)
+
+
+def test_a_cluster_ready_again_in_a_timeline_is_added_to_duplicated_bindings(tmp_path: Path) -> None:
+    """In a timeline every cluster event that changes a cluster's taints requeues the bindings its affinity
+    matches: m2 turning Ready (the controller removes its not-ready taint) gives the Duplicated binding m2, at once."""
+    snapshot = tmp_path / "snapshot.yaml"
+    not_ready = "[{type: Ready, status: 'False', lastTransitionTime: '2026-12-02T09:00:00Z'}]"
+    snapshot.write_text(POLICY + _cluster("m1", READY) + _cluster("m2", not_ready) + SCHEDULED % ("", ""))
+    events = tmp_path / "events.yaml"
+    events.write_text("start: 2026-12-02T10:00:00Z\nevents:\n- at: 1m\n  ready: {cluster: m2, status: 'True'}\n")
+    start, timeline = load_events(events)
+    entries = simulate(load_rules([snapshot]), load_facts([snapshot]), start, timeline)
+    scheduled = [e for e in entries if e.kind is EntryKind.SCHEDULED and e.binding == "shop/web-deployment"]
+    assert [(e.time - start, e.detail["clusters"]) for e in scheduled] == [(dt.timedelta(minutes=1), ["m1", "m2"])]

@@ -149,6 +149,63 @@ def test_a_clean_json_snapshot_is_read_once_and_each_object_knows_its_line(monke
     assert text.splitlines()[expected.line - 1] == "        {"
 
 
+def test_positions_inside_a_json_list_item_are_found_from_that_item_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A position inside one object of a kubectl List is found by reading that object again, not the whole text
+    (a control plane's policies each name their lines), and is where the whole text read as YAML puts it."""
+    import engine.inputs.yaml as loader
+
+    text = json.dumps(SNAPSHOT, indent=4)
+    read: list[int] = []
+
+    def counted(part: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
+        read.append(len(part))
+        return _load_yaml(part, file)
+
+    monkeypatch.setattr(loader, "_load_yaml", counted)
+    (document,), _ = load_text(text, "s.json")
+    cluster = document.value["items"][0]
+    (as_yaml,), _ = _load_yaml(text, "s.json")
+    yaml_cluster = as_yaml.value["items"][0]
+    read.clear()
+    for mine, theirs, key in (
+        (cluster["spec"]["taints"][0], yaml_cluster["spec"]["taints"][0], "effect"),
+        (cluster, yaml_cluster, "kind"),
+        (cluster["metadata"], yaml_cluster["metadata"], "labels"),
+    ):
+        for of_key in (False, True):
+            assert document.marks.position(mine, key, of_key) == as_yaml.marks.position(theirs, key, of_key)
+    assert len(read) == 1 and read[0] < len(text) - 200  # the cluster's object, once
+    deployment = document.value["items"][1]
+    assert document.marks.position(deployment["spec"], "replicas") == as_yaml.marks.position(
+        as_yaml.value["items"][1]["spec"], "replicas"
+    )
+    assert len(read) == 2
+    # a copy of an object is no object of the text: asking about it reads nothing
+    assert document.marks.position(dict(deployment["spec"]), "replicas") is None and len(read) == 2
+
+
+def test_a_json_policy_names_its_own_lines() -> None:
+    """A PropagationPolicy of a JSON List: its rules name the lines of its own object in the file."""
+    policy = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+            "placement": {"clusterAffinity": {"clusterNames": ["m1"]}},
+        },
+    }
+    snapshot = json.loads(json.dumps(SNAPSHOT))
+    snapshot["items"].append(policy)
+    text = json.dumps(snapshot, indent=4)
+    facts = load_facts(texts=[("s.json", text)])
+    (converted,) = facts.policies
+    lines = text.splitlines()
+    assert lines[converted.span.line - 1] == "        {" and '"PropagationPolicy"' in lines[converted.span.line + 1]
+    names = [s for s in converted.statements if type(s).__name__ == "ClusterAffinity"]
+    assert names and '"clusterAffinity"' in lines[names[0].span.line - 1]
+
+
 def test_trailing_text_after_a_json_value_is_read_as_yaml() -> None:
     _, problems = load_text('{"a": 1} x\n', "t.json")
     assert problems and problems[0].message.startswith("invalid YAML")

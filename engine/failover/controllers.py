@@ -222,6 +222,26 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
     return out
 
 
+def changed_clusters(facts: Facts) -> tuple[Cluster, ...]:
+    """The clusters whose spec the controllers change from what the snapshot shows: the cluster controller's
+    taints for the Ready condition, a ClusterTaintPolicy's (``facts.shown_clusters``: with the Failover gate)."""
+    shown = {c.name: c for c in facts.shown_clusters}
+    return tuple(
+        c for c in facts.clusters if c.controller_changes or (c.name in shown and shown[c.name].taints != c.taints)
+    )
+
+
+def cluster_controller_note(changed: Sequence[Cluster]) -> Diagnostic:
+    """The clusters whose taints the cluster controller changes from what the snapshot shows, said once."""
+    named = [f"{c.name} ({', '.join(c.controller_changes)})" for c in changed if c.controller_changes]
+    message = (
+        f"the cluster controller changes the taints of {len(named)} cluster(s) the snapshot shows, as it does at once "
+        f"for their Ready condition (taintClusterByCondition): {listed(named, 3)}; the scheduler requeues the "
+        "bindings their affinity matches, and schedules the Duplicated ones again"
+    )
+    return warning(message, subject="clusters")
+
+
 def _taint_policy_changes(shown: Sequence[Cluster], tainted: Sequence[Cluster]) -> Diagnostic:
     """The clusters whose taints the ClusterTaintPolicy controller changes from what the snapshot shows."""
     changed = []

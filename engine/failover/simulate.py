@@ -59,7 +59,7 @@ from engine.inputs.facts import (
 from engine.inputs.matching import taint_by_policies, taint_changes
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
-from engine.schedule.reschedule import waits_for_the_workload
+from engine.schedule.reschedule import requeued, waits_for_the_workload
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
@@ -136,6 +136,8 @@ class Simulator:
                     self.world.works[binding.key][task.from_cluster] = {}
         self.entries: list[Entry] = []
         self.after_failover: dict[str, Placement] = {}  # an evicted binding → where the scheduler put it
+        # the bindings a cluster's change requeued since the last step, which the scheduler schedules again there
+        self.requeued: set[str] = set()
         self.repeats: list[Entry] = []  # the ``repeats`` entries of the last run (loops listed once)
         # the seconds rules compare an unhealthy workload's timer or a taint's age with (a user's `u.seconds > 60`): a
         # timer or a taint reaching one is a moment to look again, as the application failover's toleration is
@@ -176,6 +178,24 @@ class Simulator:
             cluster = tainted
         world.clusters[cluster.name] = cluster
         self.store.update_cluster(cluster)
+        if {(t.key, t.value, t.effect) for t in cluster.taints} != {(t.key, t.value, t.effect) for t in before.taints}:
+            self._requeue(cluster)
+
+    def _requeue(self, cluster: Cluster) -> None:
+        """A change of the cluster's spec (its taints): the scheduler requeues the bindings its affinity matches,
+        and schedules those it would (reschedule.requeued) at the step."""
+        answers: dict[tuple[str, str, bool], bool] = {}  # the bindings of a policy alike answer alike
+        for key, binding in self.world.bindings.items():
+            policy = self.engine.binding_policy.get(key)
+            if policy is None or not binding.clusters:
+                continue
+            workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+            alike = (policy.name.value, binding.observed_affinity_name, workload)
+            found = answers.get(alike)
+            if found is None:
+                found = answers[alike] = requeued(binding, policy, (cluster,))
+            if found:
+                self.requeued.add(key)
 
     def _health(self, key: str, cluster: str, health: str, event: Event) -> None:
         binding = self.world.bindings.get(key)
@@ -245,7 +265,8 @@ class Simulator:
         unplaced = world.bindings.unplaced
         if self.engine.keep_unschedulable:
             unplaced = unplaced - self.engine.kept_keys(world.bindings)
-        for key in sorted(evicted | unplaced):
+        again, self.requeued = self.requeued, set()
+        for key in sorted(evicted | unplaced | again):
             placement = self._schedule(key)
             if key in evicted:
                 self.after_failover[key] = placement

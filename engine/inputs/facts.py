@@ -124,6 +124,9 @@ class Cluster:
     # status.apiEnablements as (groupVersion, kind); None when the status does not report them
     api_enablements: frozenset[tuple[str, str]] | None = None
     complete_api_enablements: bool = False  # the CompleteAPIEnablements condition is True
+    # how the cluster controller changes the snapshot's taints for its Ready condition (``+KEY:EFFECT``, ``-…``): a
+    # change of the cluster's spec, which requeues the bindings its affinity matches (engine.schedule.reschedule)
+    controller_changes: tuple[str, ...] = field(default=(), compare=False)
 
     @cached_property
     def no_execute(self) -> bool:

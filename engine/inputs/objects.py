@@ -280,8 +280,12 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
             since = changed
             if ready not in ("True", "False", "Unknown"):
                 r.fail(f"status.conditions[{i}].status", f"expected True, False or Unknown, found {ready!r}")
+    changes: tuple[str, ...] = ()
     if status.get("conditions") is not None:  # a control plane's cluster: its controller's taints, at once
+        shown = {(t.key, t.effect) for t in taints}
         taints = list(scheduling_taints(tuple(taints), ready, since))
+        now = {(t.key, t.effect) for t in taints}
+        changes = tuple([f"+{k}:{e}" for k, e in sorted(now - shown)] + [f"-{k}:{e}" for k, e in sorted(shown - now)])
     return Cluster(
         resource_summary=_resource_summary(r, status),
         resource_models=_resource_models(r, spec),
@@ -298,6 +302,7 @@ def _cluster(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         source=source,
         api_enablements=_api_enablements(r, status),
         complete_api_enablements=complete,
+        controller_changes=changes,
     )
 
 

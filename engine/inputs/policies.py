@@ -262,9 +262,10 @@ class _Converter:
         return out
 
     # ------------------------------------------------------------ the policy
-    def policy(self, obj: dict[str, Any]) -> list[ast.Policy]:
+    def policy(self, obj: dict[str, Any], original: Any = None) -> list[ast.Policy]:
+        """The policy of ``obj`` (a copy of ``original``, the object as read, whose position the marks know)."""
         meta = self.mapping(obj.get("metadata"), obj, "metadata")
-        position = self.marks.position(obj) if self.marks is not None else None
+        position = self.marks.position(original if original is not None else obj) if self.marks is not None else None
         self.default_line = position.line if position is not None else 0
         name = self.word(meta.get("name"), meta, "metadata.name")
         namespace = None
@@ -763,7 +764,7 @@ def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], 
     problems: list[Diagnostic] = []
     policies: list[ast.Policy] = []
     for o in objects:
-        policies += _Converter(o.source, o.marks, problems).policy(dict(o.obj))
+        policies += _Converter(o.source, o.marks, problems).policy(dict(o.obj), o.obj)
     return policies, problems
 
 

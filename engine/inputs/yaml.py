@@ -16,7 +16,6 @@ as YAML (JSON is YAML) and pairing the two readings' mappings and lists. Text th
 
 from __future__ import annotations
 
-import functools
 import json
 import json.scanner
 import re
@@ -52,8 +51,9 @@ class Marks:
     # 0-based as the parser counts; plain tuples, as a fleet's snapshot has a few hundred thousand
     _at: dict[int, tuple[tuple[int, int], dict[Any, tuple[int, int, int, int]]]] = field(default_factory=dict)
     _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
-    # finds the positions when first asked for one (a text read as JSON) and records them here, once
-    pending: Callable[[Marks], None] | None = None
+    # finds the positions of a container when first asked for one (a text read as JSON) and records them here
+    # (those of the list item holding it, or of everything); True when nothing is left to find
+    pending: Callable[[Marks, Any], bool] | None = None
     # where some containers begin (0-based), known before ``pending`` ran (a text read as JSON)
     _begins: dict[int, tuple[int, int]] = field(default_factory=dict)
 
@@ -70,8 +70,8 @@ class Marks:
         when ``key`` is None), if known."""
         found = self._at.get(id(container))
         if found is None and self.pending is not None and (key is not None or id(container) not in self._begins):
-            fill, self.pending = self.pending, None
-            fill(self)
+            if self.pending(self, container):
+                self.pending = None
             found = self._at.get(id(container))
         if found is None:
             begins = self._begins.get(id(container))
@@ -284,13 +284,14 @@ def _load_json(text: str, file: str) -> list[Document] | None:
     value and the items of a top-level ``items`` list begin is found while reading (each object's
     ``file:line``); the positions inside them when first asked for (``_pair_positions``)."""
     marks = Marks(file)
+    reader = _JsonReader(text, marks)
     try:
-        value = _JsonReader(text, marks).read()
+        value = reader.read()
     except (ValueError, StopIteration, _NotJson, RecursionError):
         return None
     if not isinstance(value, (dict, list)) or _deeper_than(value, MAX_DEPTH):
         return None
-    marks.pending = functools.partial(_pair_positions, text, value)  # no cycle through marks
+    marks.pending = _JsonPositions(text, value, reader.items).find  # no cycle through marks
     return [Document(value, 1, marks)]
 
 
@@ -307,6 +308,8 @@ class _JsonReader:
         # (text, offset) → (value, its end); StopIteration where no value begins (typeshed misnames the argument)
         self.scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(decoder)  # type: ignore[arg-type]
         self.line, self.counted = 0, 0  # the line at offset ``counted``
+        # each container of the top-level ``items`` list: (it, its offsets, where it begins)
+        self.items: list[tuple[Any, int, int, tuple[int, int]]] = []
 
     def _skip(self, at: int) -> int:
         found = self._SPACE.match(self.text, at)
@@ -364,7 +367,9 @@ class _JsonReader:
         while True:
             item, end = self.scan(self.text, at)
             if isinstance(item, (dict, list)):
-                self.marks.begins(item, self._where(at))
+                where = self._where(at)
+                self.marks.begins(item, where)
+                self.items.append((item, at, end, where))
             items.append(item)
             at = self._skip(end)
             if self._expect(at, ",", "]") == "]":
@@ -372,12 +377,55 @@ class _JsonReader:
             at = self._skip(at + 1)
 
 
-def _pair_positions(text: str, value: Any, marks: Marks) -> None:
-    """Record in ``marks`` the positions of ``value``'s mappings and lists (read as JSON from ``text``): the
-    text read as YAML has the same mappings, keys and lists, each with its positions."""
+class _JsonPositions:
+    """The positions of a text read as JSON, found when first asked for: the text (or only the ``items`` entry
+    holding the container asked about: a kubectl List's object) read again as YAML has the same mappings, keys
+    and lists, each with its positions. A policy's 2,000 rules name their lines: reading a 37 MB List again
+    whole took 6 of its 7 seconds; one object of it takes a millisecond."""
+
+    def __init__(self, text: str, value: Any, items: list[tuple[Any, int, int, tuple[int, int]]]) -> None:
+        self.text, self.value, self.items = text, value, items
+        self.item_of: dict[int, int] | None = None  # container id → its item's index, made when first needed
+        self.done: set[int] = set()  # the items whose positions are recorded
+
+    def find(self, marks: Marks, container: Any) -> bool:
+        """Record the positions of the item holding ``container`` (of everything, when no item does); True
+        when every position is recorded."""
+        if self.item_of is None:
+            self.item_of = {}
+            for index, (item, *_) in enumerate(self.items):
+                stack = [item]
+                while stack:
+                    each = stack.pop()
+                    self.item_of[id(each)] = index
+                    stack += [
+                        c for c in (each.values() if isinstance(each, dict) else each) if isinstance(c, (dict, list))
+                    ]
+        holder = self.item_of.get(id(container))
+        if holder is None:
+            outside = [self.value, *(self.value.values() if isinstance(self.value, dict) else self.value)]
+            if self.items and not any(container is c for c in outside):
+                return False  # not of this text (a copy): reading it again would not find it
+            _pair_positions(self.text, self.value, marks, 0, 0)
+            return True
+        if holder not in self.done:
+            self.done.add(holder)
+            item, start, end, (line, column) = self.items[holder]
+            _pair_positions(self.text[start:end], item, marks, line, column)
+        return len(self.done) == len(self.items)
+
+
+def _pair_positions(text: str, value: Any, marks: Marks, line: int, column: int) -> None:
+    """Record in ``marks`` the positions of ``value``'s mappings and lists (read as JSON from ``text``, which
+    begins at ``line`` and ``column`` of the file): the text read as YAML has the same mappings, keys and lists,
+    each with its positions."""
     documents, problems = _load_yaml(text, marks.file)
     if problems or len(documents) != 1:
         return  # positions unknown: problems are then reported at the file's start
+
+    def moved(at_line: int, at_column: int) -> tuple[int, int]:
+        return (at_line + line, at_column + column) if at_line == 0 else (at_line + line, at_column)
+
     yaml_marks = documents[0].marks
     pairs: list[tuple[Any, Any]] = [(value, documents[0].value)]
     while pairs:
@@ -390,7 +438,14 @@ def _pair_positions(text: str, value: Any, marks: Marks) -> None:
             continue
         found = yaml_marks._at.get(id(theirs))
         if found is not None:
-            marks.record(mine, *found)
+            where, entries = found
+            if line or column:
+                where = moved(*where)
+                entries = {
+                    k: (*(moved(kl, kc) if kl >= 0 else (kl, kc)), *moved(vl, vc))
+                    for k, (kl, kc, vl, vc) in entries.items()
+                }
+            marks.record(mine, where, entries)
         pairs += [(a, b) for a, b in children if isinstance(a, (dict, list))]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.inputs.facts import Binding, Cluster
+from engine.inputs.matching import cluster_matches
 from engine.inputs.policies import failover_statements, placement_statements
 from engine.syntax import ast
 
@@ -28,6 +29,11 @@ class Trigger(enum.StrEnum):
     DELETING = "a target cluster is being deleted"
     RULES = "rules of the rule set decide about it"
     FAILOVER = "evicted by failover at the evaluation time"
+    # pkg/scheduler/event_handler.go updateCluster, enqueueAffectedBindings; scheduler.go doScheduleBinding
+    CLUSTER_CHANGED = (
+        "a cluster its placement's affinity matches is about to change, which requeues it, and the scheduler "
+        "schedules a Duplicated binding (or one of no workload) whenever it takes it from the queue"
+    )
     ALL = "every binding is rescheduled (--reschedule all)"
 
 
@@ -237,6 +243,28 @@ def _held_failover(binding: Binding) -> tuple[ast.Failover, ...] | None:
 def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
     """A scheduled binding whose policy changed its placement, kept on it by lazy activation."""
     return bool(binding.clusters) and schedules_with_held_placement(binding, policy)
+
+
+def requeued(binding: Binding, policy: ast.Policy, changed: Sequence[Cluster]) -> bool:
+    """Whether a change of the ``changed`` clusters (their labels or spec: the cluster controller's taints, a
+    ClusterTaintPolicy's) makes the scheduler schedule the binding again: enqueueAffectedBindings requeues a
+    binding whose cluster affinity (the observed clusterAffinities term's; none: every binding) matches a changed
+    cluster, and doScheduleBinding, finding nothing else changed, schedules it when its placement is Duplicated
+    or it is no workload (ResourceBindingSpec.IsWorkload: replicas, replicaRequirements or components)."""
+    if not changed:
+        return False
+    workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+    replicas = next((s for s in policy.statements if isinstance(s, ast.Replicas)), None)
+    if workload and replicas is not None and replicas.mode.value != "duplicated":
+        return False
+    terms = [s for s in policy.statements if isinstance(s, ast.ClusterAffinity) and s.name is not None]
+    if terms:  # getAffinityIndex: the observed term, else the first
+        term = next((t for t in terms if t.name and t.name.value == binding.observed_affinity_name), terms[0])
+        affinity: Sequence[ast.ClusterStmt] | None = term.statements
+    else:
+        plain = [s for s in policy.statements if isinstance(s, ast.ClusterAffinity)]
+        affinity = plain[0].statements if plain else None
+    return any(affinity is None or cluster_matches(c, affinity) for c in changed)
 
 
 def trigger(binding: Binding, policy: ast.Policy, clusters: Mapping[str, Cluster]) -> Trigger | None:

@@ -23,7 +23,7 @@ from weakref import WeakKeyDictionary
 from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
 from engine.errors import Diagnostic, listed, warning
-from engine.inputs.facts import Binding, Facts
+from engine.inputs.facts import Binding, Cluster, Facts
 from engine.results import NotPropagated, Placement, Reason
 from engine.schedule.explain import Explainer, Explanations
 from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
@@ -47,6 +47,7 @@ from engine.schedule.reschedule import (
     HeldPlacement,
     Trigger,
     held_by_lazy_activation,
+    requeued,
     reschedule_required,
     schedules_with_held_placement,
     trigger,
@@ -90,6 +91,9 @@ class Scheduler:
         # and the scheduler's indexer keeps none (pkg/scheduler/indexer.go), so no workload term acts
         self.workload_affinity = workload_affinity
         self.gate_warnings: list[Diagnostic] = []  # what a feature gate off turns off (engine.evaluate.scheduler_for)
+        # the clusters the snapshot shows about to change (the cluster controller's taints, a ClusterTaintPolicy's):
+        # each requeues the bindings its affinity matches (engine.schedule.reschedule.requeued)
+        self.changed_clusters: tuple[Cluster, ...] = ()
         # the templates the detector never binds (engine.schedule.detector, by engine.evaluate.scheduler_for)
         self.not_propagated: tuple[NotPropagated, ...] = ()
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
@@ -512,6 +516,8 @@ class Scheduler:
         why = trigger(binding, policy, self.store.clusters)
         if why is None and self._decided_by_rules(binding, policy):
             why = Trigger.RULES
+        if why is None and requeued(binding, policy, self.changed_clusters):
+            why = Trigger.CLUSTER_CHANGED
         return why
 
     def _decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
