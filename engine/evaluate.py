@@ -21,6 +21,7 @@ from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
+from engine.schedule.dependencies import distribute
 from engine.schedule.detector import detected
 from engine.schedule.program import program
 from engine.schedule.reschedule import HeldPlacement, Trigger, held_placements
@@ -188,10 +189,15 @@ def evaluate(
                 )
                 for p in placements
             )
+        # the dependencies distributor, on the bindings as they stand
+        bindings = {b.key: b for b in scheduler.facts.bindings}
+        placements, attached = distribute(placements, bindings, scheduler.binding_policy, facts.workloads)
     finally:
         scheduler.close()
+    # a template bound as a dependency is no binding no policy selects
+    scheduler.attached_keys = frozenset(a.binding for a in attached)
     warnings = (*facts.warnings, *scheduler.warnings(), *notes)
-    return Result(placements, evictions, scheduler.unmatched, now, warnings, scheduler.not_propagated)
+    return Result(placements, evictions, scheduler.unmatched, now, warnings, scheduler.not_propagated, attached)
 
 
 @with_fewer_collections()

@@ -47,6 +47,50 @@ class NotPropagated:
         return out | {"name": self.name, "reason": self.reason, "message": self.message}
 
 
+@dataclass(frozen=True)
+class Dependency:
+    """One object a workload references (the resource interpreter's GetDependencies), as the dependencies
+    distributor binds it: ``binding`` its attached binding, "" when the snapshot does not hold the object."""
+
+    kind: str
+    name: str  # "" for a label selector's match when nothing matched (``selector``)
+    binding: str = ""
+    selector: str = ""  # a reference by labels (a ServiceImport's EndpointSlices): KEY=VALUE
+
+    @property
+    def missing(self) -> bool:
+        return not self.binding
+
+    def data(self) -> dict[str, str]:
+        out = {"kind": self.kind}
+        out |= {"name": self.name} if self.name else {}
+        out |= {"selector": self.selector} if self.selector else {}
+        return out | ({"binding": self.binding} if self.binding else {"missing": "not in the snapshot"})
+
+    def words(self) -> str:
+        what = f"{self.kind} {self.name}" if self.name else f"{self.kind}s labelled {self.selector}"
+        return f"{what} → {self.binding}" if self.binding else f"{what} (missing: not in the snapshot)"
+
+
+@dataclass(frozen=True)
+class Attached:
+    """A binding the dependencies distributor makes for a dependency: its clusters are those of the bindings that
+    require it (spec.requiredBy), and of its own policy's placement too where one selects it (``placed``)."""
+
+    binding: str
+    kind: str
+    namespace: str
+    name: str
+    required_by: tuple[str, ...]
+    clusters: tuple[str, ...]  # the union, by name: where its Works are
+    placed: tuple[str, ...] = ()  # its own placement's clusters, when a policy selects it too
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"binding": self.binding, "kind": self.kind, "name": self.name}
+        out |= {"requiredBy": list(self.required_by), "clusters": list(self.clusters)}
+        return out | ({"ownPlacement": list(self.placed)} if self.placed else {})
+
+
 # how many cluster names a summary line shows before "and N more"
 SHOWN_NAMES = 3
 
@@ -171,6 +215,8 @@ class Placement:
     # cluster → replicas of each selected cluster (spec.clusters[].replicas; 0 for a non-workload)
     replicas: Mapping[str, int] = field(default_factory=dict)
     at_now: BindingState | None = None  # with an evaluation time: the binding's tasks and Works then
+    # with propagateDeps: what the workload references, each bound to its clusters (or missing from the snapshot)
+    dependencies: tuple[Dependency, ...] = ()
     # (cluster → explanations of every decision about it), for `fleetrules explain`
     explanations: Mapping[str, tuple[Explanation, ...]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -274,6 +320,8 @@ class Result:
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)
     # resource templates the detector never binds (reserved and skipped namespaces, …), each with its reason
     not_propagated: tuple[NotPropagated, ...] = ()
+    # the bindings the dependencies distributor makes for the workloads' dependencies (propagateDeps)
+    attached: tuple[Attached, ...] = ()
 
     def placement(self, binding: str) -> Placement:
         for p in self.placements:

@@ -37,6 +37,7 @@ CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Priority: Entry("priority", "priority", ("render/karmada.py", "schedule/selection.py")),
     ast.Preemption: Entry("preemption", "preemption", ("failover/controllers.py",)),
     ast.Activation: Entry("activation", "activation", ("render/karmada.py",)),
+    ast.PropagateDeps: Entry("propagate", "propagate", ("schedule/dependencies.py", "render/karmada.py")),
     ast.ClusterAffinity: Entry("cluster_affinity", "clusters", ("compile/policies.py", "schedule/scheduler.py")),
     ast.Overflow: Entry("overflow", "overflow", ("schedule/scheduler.py",), checked=False),
     ast.ClusterList: Entry("cluster_names", "names", ("compile/policies.py", "inputs/matching.py")),

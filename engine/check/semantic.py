@@ -139,6 +139,12 @@ class _Checker:
             for stmt in found:
                 assert isinstance(stmt, (ast.Preemption, ast.Activation))
                 self.enum(stmt.mode, label, tuple(modes))
+        propagates = policy.of_type(ast.PropagateDeps)
+        for extra in propagates[1:]:
+            self.err("duplicate 'propagate dependencies'; a policy has one", extra.span)
+        for stmt in propagates:
+            assert isinstance(stmt, ast.PropagateDeps)
+            self.enum(stmt.what, "propagate", ("dependencies",))
         self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
         self.overflow(policy)
         seen_tolerations: set[ast.Toleration] = set()

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from engine.errors import Diagnostic
+from engine.kube.dependencies import Dependent
 from engine.kube.interpreter import HookRule
 from engine.kube.validation import label_value_problems, qualified_name_problems
 from engine.syntax import ast
@@ -182,6 +183,8 @@ class Workload:
     replicas: int = 0
     requirements: Resources | None = None  # the pod template's effective requests; None: none
     uid: str = ""
+    # what the default resource interpreter says it depends on (engine.kube.dependencies)
+    dependencies: tuple[Dependent, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,10 @@ class Binding:
     components: tuple[Component, ...] = ()  # spec.components (MultiplePodTemplatesScheduling)
     # no ResourceBinding in the facts: the binding the detector would make for the workload
     from_workload: bool = False
+    # its template's dependencies (engine.kube.dependencies), which the dependencies distributor binds
+    dependencies: tuple[Dependent, ...] = field(default=(), compare=False)
+    # a binding the dependencies distributor made (spec.requiredBy, no spec.placement): not the scheduler's
+    attached: bool = False
 
     @cached_property
     def key(self) -> str:

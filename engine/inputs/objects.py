@@ -45,6 +45,7 @@ from engine.inputs.matching import taint_by_policies
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects, convert_taint_policies
 from engine.inputs.yaml import Document, Marks, load_text, read_text
 from engine.kube import validation as k8s
+from engine.kube.dependencies import dependencies
 from engine.kube.interpreter import HookRule, customization_rule
 from engine.kube.quantity import binary_si, parse_quantity
 from engine.kube.resources import effective_requests
@@ -501,6 +502,8 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         reschedule_triggered_at=r.time(spec, "rescheduleTriggeredAt", "spec"),
         last_scheduled_time=r.time(status, "lastScheduledTime", "status"),
         cluster_scoped=cluster_scoped,
+        # made by the dependencies distributor (buildAttachedBinding): required by others, no placement of its own
+        attached=bool(r.sequence(spec.get("requiredBy"), "spec.requiredBy")) and spec.get("placement") is None,
     )
 
 
@@ -580,6 +583,7 @@ def _workload(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str
         status=obj.get("status"),
         source=source,
         annotations=r.labels(meta, "annotations", "metadata"),
+        dependencies=dependencies(obj),
     )
 
 
@@ -762,6 +766,7 @@ class FactSet:
                 claim=claim_of(workload.labels, workload.annotations),
                 cluster_scoped=not namespace,  # Karmada makes a ClusterResourceBinding for it
                 from_workload=True,
+                dependencies=workload.dependencies,
             )
             other = bindings.get(pending.key)
             if other is not None:  # two names GenerateBindingName makes one of (``a:b`` and ``a.b``): one is bound
@@ -805,7 +810,12 @@ def _with_labels(binding: Binding, workload: Workload) -> Binding:
     claim = claim_of(workload.labels, workload.annotations) or binding.claim
     api_version = binding.api_version or workload.api_version
     return replace(
-        binding, labels=workload.labels, api_version=api_version, claim=claim, uid=binding.uid or workload.uid
+        binding,
+        labels=workload.labels,
+        api_version=api_version,
+        claim=claim,
+        uid=binding.uid or workload.uid,
+        dependencies=workload.dependencies,
     )
 
 

@@ -62,6 +62,10 @@ class PolicyObject:
     marks: Marks | None = None
 
 
+def _mapping_of(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 class _Converter:
     def __init__(self, source: str, marks: Marks | None, problems: list[Diagnostic]) -> None:
         self.source = marks.file if marks is not None else source
@@ -285,6 +289,11 @@ class _Converter:
             else:
                 self.fail(spec, "spec.priority", f"expected an integer, found {priority!r}")
         stmts += self.modes(spec)
+        if spec.get("propagateDeps") is not None and not isinstance(spec["propagateDeps"], bool):
+            self.fail(spec, "spec.propagateDeps", f"expected true or false, found {json.dumps(spec['propagateDeps'])}")
+        elif spec.get("propagateDeps") is True and _mapping_of(spec.get("failover")).get("application") is None:
+            span = self.span(spec, "propagateDeps")  # (application failover implies it: not said twice)
+            stmts.append(ast.PropagateDeps(ast.Word("dependencies", span=span), span=span))
         stmts += self.placement(placement)
         failover = self.mapping(spec.get("failover"), spec, "spec.failover")
         if failover.get("application") is not None and spec.get("propagateDeps") is not True:

@@ -21,8 +21,11 @@ def plural(n: int, word: str) -> str:
 def _summary(d: Diff) -> str:
     moved, unsched, evictions = d.count("moved"), d.count("unschedulable"), d.count("eviction")
     resized = d.count("replicas") - sum("moved" in c.categories() and "replicas" in c.categories() for c in d.changes)
+    dependencies = sum(c.attached for c in d.changes)
     return (
-        f"{plural(moved, 'binding')} moved, "
+        f"{plural(moved, 'binding')} moved"
+        + (f" ({dependencies} of them dependencies' bindings)" if dependencies else "")
+        + ", "
         + (f"{plural(resized, 'binding')} with replicas shifted, " if resized else "")
         + f"{unsched} newly unschedulable, "
         f"{plural(evictions, 'binding')} with new evictions, {plural(len(d.changes), 'binding')} changed in all"
@@ -48,7 +51,7 @@ def to_text(d: Diff) -> str:
     for c in d.changes:
         lines.append("")
         before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
-        lines.append(f"{c.binding}: {before} -> {after}")
+        lines.append(f"{c.binding}{' (dependency)' if c.attached else ''}: {before} -> {after}")
         for r in summarize(c.rejections_added):
             lines.append(f"  + {names(r.clusters, r.count)} rejected: {r.reason.message}  {_where(r)}")
         for r in summarize(c.rejections_removed):
@@ -76,7 +79,8 @@ def to_data(d: Diff) -> dict[str, Any]:
             "newEvictions": d.count("eviction"),
             "replicasChanged": d.count("replicas"),
             "changed": len(d.changes),
-        },
+        }
+        | ({"dependenciesMoved": moved} if (moved := sum(c.attached for c in d.changes)) else {}),
         "changes": [
             {
                 "binding": c.binding,
@@ -91,6 +95,7 @@ def to_data(d: Diff) -> dict[str, Any]:
                 "evictionsAdded": list(c.evictions_added),
                 "evictionsRemoved": list(c.evictions_removed),
             }
+            | ({"attached": True} if c.attached else {})
             for c in d.changes
         ],
     }
@@ -114,7 +119,8 @@ def to_markdown(d: Diff) -> str:
         before, after = clusters_text(c.before, c.was_unschedulable), clusters_text(c.after, c.is_unschedulable)
         flag = " ⚠️" if c.is_unschedulable and not c.was_unschedulable else ""
         rules = _cell(", ".join(f"`{r}`" for r in c.rules))
-        lines.append(f"| `{c.binding}` | {_cell(before)} | {_cell(after)}{flag} | {rules} |")
+        dependency = " (dependency)" if c.attached else ""
+        lines.append(f"| `{c.binding}`{dependency} | {_cell(before)} | {_cell(after)}{flag} | {rules} |")
     lines.append("")
     for c in d.changes:
         lines += ["<details>", f"<summary><code>{c.binding}</code></summary>", ""]

@@ -189,8 +189,8 @@ class _Writer:
                     placement.setdefault("workloadAffinity", {})[field] = {"groupByLabelKey": s.key.value}
             elif isinstance(s, ast.Failover):
                 failover[s.kind.value] = self.failover(s)
-        if "application" in failover:
-            spec["propagateDeps"] = True  # the webhook requires it with application failover
+        if "application" in failover or policy.of_type(ast.PropagateDeps):
+            spec["propagateDeps"] = True  # `propagate dependencies`; the webhook requires it with application failover
         spec["resourceSelectors"] = self.resource_selectors(policy)
         if placement:  # in the order of Karmada's Placement struct
             spec["placement"] = {k: placement[k] for k in _PLACEMENT_ORDER if k in placement}

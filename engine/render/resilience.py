@@ -58,6 +58,8 @@ def to_text(impacts: Sequence[Impact], top: int | None = None) -> str:
         lines += [f"  {move_line(m)}" for m in i.moves]
         if i.spread_lost:
             lines.append(f"  anti-affinity groups on fewer clusters: {_list(i.spread_lost)}")
+        if i.dependencies_moved:
+            lines.append(f"  dependencies following them: {_list(i.dependencies_moved)}")
         for binding, why in i.state_lost:
             lines.append(f"  state lost: {binding}: {why}")
         for loop in i.repeats:

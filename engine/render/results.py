@@ -15,6 +15,7 @@ from engine.inputs.facts import rfc3339, task_data
 from engine.render.timeline import show
 from engine.results import (
     SHOWN_NAMES,
+    Attached,
     BindingState,
     Eviction,
     Explanation,
@@ -67,6 +68,8 @@ def placement_data(p: Placement, every_cluster: bool = False) -> dict[str, Any]:
         data["scheduledBecause"] = str(p.trigger)
     if p.at_now is not None:
         data["atNow"] = p.at_now.data()
+    if p.dependencies:
+        data["dependencies"] = [d.data() for d in p.dependencies]
     return data
 
 
@@ -113,6 +116,8 @@ def _sections(result: Result, every_cluster: bool) -> Iterator[tuple[str, Iterab
         yield "unmatched", result.unmatched
     if result.not_propagated:
         yield "notPropagated", (n.data() for n in result.not_propagated)
+    if result.attached:
+        yield "attached", (a.data() for a in result.attached)
 
 
 def result_data(result: Result, every_cluster: bool = False) -> dict[str, Any]:
@@ -157,6 +162,8 @@ def jsonl_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
         yield json.dumps({"unmatched": key}, ensure_ascii=False) + "\n"
     for n in result.not_propagated:
         yield json.dumps({"notPropagated": n.data()}, ensure_ascii=False) + "\n"
+    for a in result.attached:
+        yield json.dumps({"attached": a.data()}, ensure_ascii=False) + "\n"
 
 
 def to_yaml(result: Result, every_cluster: bool = False) -> str:
@@ -200,6 +207,7 @@ def text_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
         said = True
     tail: list[str] = [f"{key}: no policy selects it" for key in result.unmatched]
     tail += not_propagated_lines(result.not_propagated, every_cluster)
+    tail += attached_lines(result.attached, every_cluster)
     if result.evictions:
         tail.append(f"evictions at {rfc3339(result.now) if result.now else '?'}:")
         tail += [f"  {eviction_line(e)}" for e in result.evictions]
@@ -220,6 +228,18 @@ def not_propagated_lines(templates: Sequence[NotPropagated], every: bool = False
     for message, bindings in sorted(by_message.items()):
         shown = bindings if every else bindings[:SHOWN_NAMES]
         lines.append(f"  {message}: {names(shown, len(bindings))}")
+    return lines
+
+
+def attached_lines(attached: Sequence[Attached], every: bool = False) -> list[str]:
+    """The bindings the dependencies distributor makes, each with its clusters (``every``: all, else the first)."""
+    if not attached:
+        return []
+    lines = [f"attached: {len(attached)} dependencies bound where the workloads requiring them are"]
+    for a in attached if every else attached[:SHOWN_NAMES]:
+        lines.append(f"  {a.binding}: {', '.join(a.clusters) or '(none)'}  (required by {', '.join(a.required_by)})")
+    if not every and len(attached) > SHOWN_NAMES:
+        lines.append(f"  … and {len(attached) - SHOWN_NAMES} more (--rejections all lists every one)")
     return lines
 
 
@@ -257,6 +277,8 @@ def placement_lines(p: Placement, every_cluster: bool = False) -> list[str]:
             for r in summarize(p.rejected):
                 where = f"[{r.reason.rule} at {r.reason.source}]"
                 lines.append(f"    {r.reason.message}: {names(r.clusters, r.count)}  {where}")
+    if p.dependencies:
+        lines.append("  dependencies: " + ", ".join(d.words() for d in p.dependencies))
     if p.at_now is not None:
         lines += _state_lines(p.at_now)
     return lines

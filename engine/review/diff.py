@@ -30,6 +30,8 @@ class Change:
     evictions_removed: tuple[dict[str, Any], ...] = ()
     # cluster → (replicas before, after) where the assignment changed (0: not a target); {} when equal
     replicas: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # a binding the dependencies distributor makes (its clusters: those of the workloads requiring it)
+    attached: bool = False
 
     @property
     def moved(self) -> bool:
@@ -171,4 +173,12 @@ def compare(base: Result, head: Result, threshold: int = 0) -> Diff:
         )
         if change.categories():
             changes.append(change)
-    return Diff(tuple(changes))
+    # the dependencies' bindings (propagateDeps) follow the workloads requiring them: moved where their clusters did
+    old_attached = {a.binding: a.clusters for a in base.attached}
+    new_attached = {a.binding: a.clusters for a in head.attached}
+    for key in sorted(old_attached.keys() | new_attached.keys()):
+        if old_attached.get(key, ()) != new_attached.get(key, ()):
+            changes.append(
+                Change(key, old_attached.get(key, ()), new_attached.get(key, ()), False, False, attached=True)
+            )
+    return Diff(tuple(sorted(changes, key=lambda c: c.binding)))

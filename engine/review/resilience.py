@@ -24,7 +24,7 @@ import signal
 import sys
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +37,7 @@ from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, EntryKind
+from engine.schedule.dependencies import dependency_keys
 
 FAILURES = {
     "no-execute": f"gains the NoExecute taint {NOT_READY} (as a ClusterTaintPolicy adds it to a NotReady cluster)",
@@ -136,6 +137,8 @@ class Impact:
     sources: tuple[str, ...] = ()  # FILE:LINE of the policies of the bindings left unschedulable
     moves: tuple[Move, ...] = ()  # each binding moved or left unschedulable: from where to where, with what state
     repeats: tuple[Repeat, ...] = ()  # the loops its fleet never leaves: measured where each is found
+    # the bindings of dependencies (propagateDeps) on other clusters afterwards (they follow the workloads needing them)
+    dependencies_moved: tuple[str, ...] = ()
 
     @property
     def harms(self) -> frozenset[str]:
@@ -177,7 +180,7 @@ class Impact:
             "sources": list(self.sources),
             "moves": [m.data() for m in self.moves],
             "repeats": [r.data() for r in self.repeats],
-        }
+        } | ({"dependenciesMoved": list(self.dependencies_moved)} if self.dependencies_moved else {})
 
 
 def scenarios(
@@ -309,6 +312,14 @@ class Base:
         self.members: dict[str, list[str]] = defaultdict(list)  # NAMESPACE/GROUP → its bindings
         self._replicas_of: dict[str, int] = {}  # binding → the replicas it runs in the base (_replicas)
         self._spread_of: dict[str, int] = {}  # NAMESPACE/GROUP → how many clusters its members hold in the base
+        # binding → the attached bindings of its dependencies, and each attached binding → the bindings requiring it
+        self.dependencies = dependency_keys(
+            tuple(self.bindings.values()), self.scheduler.binding_policy, facts.workloads
+        )
+        self.requirers: dict[str, list[str]] = defaultdict(list)
+        for key, attached in sorted(self.dependencies.items()):
+            for dependency in attached:
+                self.requirers[dependency].append(key)
         for key, props in self.scheduler.store.binding_facts.items():
             if props.get("anti_affinity_group"):
                 group = self.groups[key] = f"{props['namespace']}/{props['anti_affinity_group']}"
@@ -429,6 +440,10 @@ class Base:
             new = set().union(*(world.bindings[key].cluster_names for key in self.members[group]))
             if len(new) < self._spread(group):
                 spread_lost.append(group)
+        followed = sorted({d for key in touched for d in self.dependencies.get(key, ())})
+        dependencies_moved = tuple(
+            d for d in followed if self._union(d, self.bindings) != self._union(d, world.bindings)
+        )
         return Impact(
             scenario,
             tuple(evicted),
@@ -441,7 +456,12 @@ class Base:
             tuple(sorted({self.sources[key] for key in unschedulable if key in self.sources})),
             tuple(moves),
             tuple(repeats),
+            dependencies_moved,
         )
+
+    def _union(self, attached: str, bindings: Mapping[str, Binding]) -> frozenset[str]:
+        """The clusters of the bindings requiring an attached binding: where its Works are."""
+        return frozenset(c for key in self.requirers[attached] for c in bindings[key].cluster_names)
 
 
 def _replicas(binding: Binding) -> int:

@@ -94,6 +94,8 @@ class Scheduler:
         # the clusters the snapshot shows about to change (the cluster controller's taints, a ClusterTaintPolicy's):
         # each requeues the bindings its affinity matches (engine.schedule.reschedule.requeued)
         self.changed_clusters: tuple[Cluster, ...] = ()
+        # the bindings the dependencies distributor made (engine.schedule.dependencies): not the scheduler's
+        self.attached_keys: frozenset[str] = frozenset()
         # the templates the detector never binds (engine.schedule.detector, by engine.evaluate.scheduler_for)
         self.not_propagated: tuple[NotPropagated, ...] = ()
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
@@ -576,7 +578,14 @@ class Scheduler:
     def unmatched(self) -> tuple[str, ...]:
         """The bindings no policy selects (a Namespace is not one: the namespace sync controller propagates every
         namespace to every cluster, selected or not)."""
-        return tuple(b.key for b in self.facts.bindings if self.binding_policy[b.key] is None and b.kind != "Namespace")
+        return tuple(
+            b.key
+            for b in self.facts.bindings
+            if self.binding_policy[b.key] is None
+            and b.kind != "Namespace"
+            and not b.attached
+            and b.key not in self.attached_keys
+        )
 
     def warnings(self) -> tuple[Diagnostic, ...]:
         out = []

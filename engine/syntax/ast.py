@@ -248,11 +248,19 @@ class Activation(Node):
     mode: Word
 
 
+@dataclass(frozen=True)
+class PropagateDeps(Node):
+    """``propagate dependencies``: spec.propagateDeps (karmada pkg/dependenciesdistributor)."""
+
+    what: Word
+
+
 PolicyStmt = (
     Select
     | Priority
     | Preemption
     | Activation
+    | PropagateDeps
     | ClusterAffinity
     | Toleration
     | Spread

@@ -193,6 +193,8 @@ def _leaf(node: ast.Node) -> str:
             return f"preemption {word(node.mode)}"
         case ast.Activation():
             return f"activation {word(node.mode)}"
+        case ast.PropagateDeps():
+            return f"propagate {word(node.what)}"
         case ast.Spread():
             low = f" min {node.min_groups.value}" if node.min_groups else ""
             high = f" max {node.max_groups.value}" if node.max_groups else ""

@@ -374,6 +374,9 @@ class _ToAst(Transformer[Token, Any]):
     def activation(self, meta: Any, c: list[Any]) -> ast.Activation:
         return ast.Activation(c[0], span=self._span(meta))
 
+    def propagate(self, meta: Any, c: list[Any]) -> ast.PropagateDeps:
+        return ast.PropagateDeps(c[0], span=self._span(meta))
+
     def spread(self, meta: Any, c: list[Any]) -> ast.Spread:
         field, low, high = c
         return ast.Spread(field, self._number(low), self._number(high), span=self._span(meta))
