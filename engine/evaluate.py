@@ -22,7 +22,7 @@ from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
 from engine.inputs.rules import RuleSet
 from engine.results import Entry, Eviction, Result
 from engine.schedule.dependencies import distribute
-from engine.schedule.detector import detected
+from engine.schedule.detector import detected, unbuilt_bindings
 from engine.schedule.program import program
 from engine.schedule.reschedule import HeldPlacement, Trigger, held_placements
 from engine.schedule.scheduler import Scheduler
@@ -72,6 +72,12 @@ def scheduler_for(
     policies += tuple(variants[name] for name in sorted(variants))
     # the detector's part, before the scheduler runs: the policy that claims each binding's workload
     choices = {b.key: chooser.choose(b) for b in facts.bindings}
+    unbuilt = unbuilt_bindings(facts, choices, controllers.priority_based_scheduling)
+    if unbuilt:  # the detector could not build their bindings: never scheduled
+        gone = {n.binding for n in unbuilt}
+        facts = replace(facts, bindings=tuple(b for b in facts.bindings if b.key not in gone))
+        choices = {k: c for k, c in choices.items() if k not in gone}
+        not_propagated = tuple(sorted((*not_propagated, *unbuilt), key=lambda n: n.binding))
     scheduler = Scheduler(
         program(policies, tuple(rules.rules), reference),
         policies,
@@ -85,6 +91,7 @@ def scheduler_for(
     scheduler.gate_warnings = notes
     scheduler.not_propagated = not_propagated
     scheduler.changed_clusters = changed
+    scheduler.priority_based = controllers.priority_based_scheduling
     try:
         scheduler.load()
     except BaseException:

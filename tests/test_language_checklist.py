@@ -35,6 +35,7 @@ class Entry:
 CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Select: Entry("select", "select", ("schedule/selection.py",)),
     ast.Priority: Entry("priority", "priority", ("render/karmada.py", "schedule/selection.py")),
+    ast.SchedulePriority: Entry("schedule_priority", "priority", ("schedule/queue.py", "render/karmada.py")),
     ast.Preemption: Entry("preemption", "preemption", ("failover/controllers.py",)),
     ast.Activation: Entry("activation", "activation", ("render/karmada.py",)),
     ast.PropagateDeps: Entry("propagate", "propagate", ("schedule/dependencies.py", "render/karmada.py")),

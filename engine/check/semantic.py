@@ -139,6 +139,12 @@ class _Checker:
             for stmt in found:
                 assert isinstance(stmt, (ast.Preemption, ast.Activation))
                 self.enum(stmt.mode, label, tuple(modes))
+        classes = policy.of_type(ast.SchedulePriority)
+        for extra in classes[1:]:
+            self.err("duplicate 'priority class'; a policy has one", extra.span)
+        for stmt in classes:
+            assert isinstance(stmt, ast.SchedulePriority)
+            self.problems(stmt.class_name, "priority class name", k8s.dns1123_subdomain_problems(stmt.class_name.value))
         propagates = policy.of_type(ast.PropagateDeps)
         for extra in propagates[1:]:
             self.err("duplicate 'propagate dependencies'; a policy has one", extra.span)

@@ -93,7 +93,8 @@ CONTROLLER = click.option(
     "the defaults are Karmada's): enable-no-execute-taint-eviction=true|false (default false), "
     "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m, "
     "feature-gates=NAME=BOOL,… for Failover, MultiplePodTemplatesScheduling, PolicyPreemption, "
-    "StatefulFailoverInjection and WorkloadAffinity (each off by default, as Karmada ships them), "
+    "StatefulFailoverInjection and WorkloadAffinity (each off by default, as Karmada ships them) and "
+    "PriorityBasedScheduling (on), "
     "skipped-propagating-namespaces=REGEXP,… (default kube-.*). Your control "
     f"plane's flags can be set once in {CONTROLLER_ENV} (space-separated); --controller adds to them.",
 )

@@ -63,6 +63,7 @@ class Controllers:
     stateful_failover_injection: bool = False  # statePreservation: tasks keep state, new Works get it
     workload_affinity: bool = False  # off: the detector records no groups on bindings, nothing is co-located
     multiple_pod_templates: bool = False  # off: the scheduler takes a binding's spec.components as absent
+    priority_based_scheduling: bool = True  # beta, on: the scheduler's queue orders bindings by schedulePriority
     # --skipped-propagating-namespaces: the detector's namespaces never propagated (karmada's reserved ones too)
     skipped_namespaces: SkippedNamespaces = DEFAULT_SKIPPED_NAMESPACES
 
@@ -74,8 +75,8 @@ class Controllers:
         "skipped-propagating-namespaces",
     )
     # the feature gates fleetrules models
-    GATES = ("Failover", "MultiplePodTemplatesScheduling", "PolicyPreemption", "StatefulFailoverInjection",
-             "WorkloadAffinity")  # fmt: skip
+    GATES = ("Failover", "MultiplePodTemplatesScheduling", "PolicyPreemption", "PriorityBasedScheduling",
+             "StatefulFailoverInjection", "WorkloadAffinity")  # fmt: skip
     # gates fleetrules evaluates as on (Karmada's default): accepted as =true, refused off
     ASSUMED = ("CustomizedClusterResourceModeling", "GracefulEviction", "PropagateDeps")
 
@@ -137,6 +138,8 @@ class Controllers:
                 out = replace(out, workload_affinity=on)
             elif gate == "MultiplePodTemplatesScheduling":
                 out = replace(out, multiple_pod_templates=on)
+            elif gate == "PriorityBasedScheduling":
+                out = replace(out, priority_based_scheduling=on)
             else:
                 out = replace(out, stateful_failover_injection=on)
         return out

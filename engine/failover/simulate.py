@@ -383,7 +383,15 @@ class Simulator:
         self.store.update_binding(binding)
         placement = self.engine.decide(binding)
         replicas = placement.replicas
-        if placement.clusters == binding.cluster_names and (
+        same = placement.clusters == binding.cluster_names
+        # the same clusters in another order, each with the replicas it has: nothing changes (a binding scheduled
+        # again on a cluster's change lists them in the order its attempt found them, which sharing may not keep)
+        alike = same or (
+            not placement.unschedulable
+            and len(placement.clusters) == len(binding.clusters)
+            and set(placement.clusters) == set(binding.cluster_names)
+        )
+        if alike and (
             placement.unschedulable  # a failure that is not a FitError keeps them as they are
             or all(replicas.get(t.name, 0) == t.replicas for t in binding.clusters)  # as they are (most, in a sweep)
         ):
@@ -394,7 +402,7 @@ class Simulator:
             self.world.bindings[key] = evolve(binding, clusters=targets)
             self.store.update_binding(self.world.bindings[key])
         kind = EntryKind.UNSCHEDULABLE if placement.unschedulable else EntryKind.SCHEDULED
-        if placement.clusters != binding.cluster_names or placement.unschedulable:
+        if not alike or placement.unschedulable:
             detail: dict[str, Any] = {"clusters": list(placement.clusters)}
             if placement.message:
                 detail["message"] = placement.message

@@ -271,6 +271,7 @@ class Binding:
     dependencies: tuple[Dependent, ...] = field(default=(), compare=False)
     # a binding the dependencies distributor made (spec.requiredBy, no spec.placement): not the scheduler's
     attached: bool = False
+    schedule_priority: int | None = None  # spec.schedulePriority.priority (None: absent, 0 to the queue)
 
     @cached_property
     def key(self) -> str:
@@ -310,6 +311,8 @@ class Facts:
     # the clusters as the snapshot shows them, when its ClusterTaintPolicies changed their taints (the policies'
     # controller runs only with the Failover feature gate on: engine.evaluate.scheduler_for); else ()
     shown_clusters: tuple[Cluster, ...] = ()
+    # the Kubernetes PriorityClasses' values, by name (a policy's schedulePriority reads them)
+    priority_classes: Mapping[str, int] = field(default_factory=dict)
 
 
 Fact = TypeVar("Fact", "Binding", "EvictionTask")

@@ -77,7 +77,7 @@ _CLUSTER_STATUS = {
 _BINDING_SPEC = {
     "resource", "replicaRequirements", "replicas", "clusters", "placement", "gracefulEvictionTasks", "requiredBy",
     "propagateDeps", "schedulerName", "conflictResolution", "failover", "rescheduleTriggeredAt",
-    "preserveResourcesOnDeletion", "suspension", "workloadAffinityGroups", "components",
+    "preserveResourcesOnDeletion", "suspension", "workloadAffinityGroups", "components", "schedulePriority",
 }  # fmt: skip
 _BINDING_STATUS = {
     "schedulerObservedGeneration", "schedulerObservingAffinityName", "lastScheduledTime", "conditions",
@@ -502,6 +502,12 @@ def _binding(r: _Reader, obj: dict[str, Any], meta: dict[str, Any], source: str)
         reschedule_triggered_at=r.time(spec, "rescheduleTriggeredAt", "spec"),
         last_scheduled_time=r.time(status, "lastScheduledTime", "status"),
         cluster_scoped=cluster_scoped,
+        schedule_priority=r.integer(
+            r.mapping(spec.get("schedulePriority"), "spec.schedulePriority"),
+            "priority",
+            "spec.schedulePriority",
+            minimum=-(2**31),
+        ),
         # made by the dependencies distributor (buildAttachedBinding): required by others, no placement of its own
         attached=bool(r.sequence(spec.get("requiredBy"), "spec.requiredBy")) and spec.get("placement") is None,
     )
@@ -680,6 +686,7 @@ class FactSet:
         self.sources: dict[str, str] = {}  # the text of each file, to show the lines problems are on
         self.taint_policies: list[PolicyObject] = []  # ClusterTaintPolicy objects
         self.health_hooks: list[HookRule] = []  # kinds a snapshot's interpreter objects can judge the health of
+        self.priority_classes: dict[str, int] = {}  # the PriorityClasses' values, by name (schedulePriority)
 
     def add(self, subject: str, obj: Any, marks: Marks | None = None) -> None:
         r = _Reader(subject, self.problems, obj, marks)
@@ -719,6 +726,10 @@ class FactSet:
         if kind == "ClusterTaintPolicy" and str(obj.get("apiVersion", "")).startswith("policy.karmada.io/"):
             self.taint_policies.append(PolicyObject(where, obj, marks))
             return
+        if kind == "PriorityClass" and str(obj.get("apiVersion", "")).startswith("scheduling.k8s.io/"):
+            value = r.integer(obj, "value", "", minimum=-(2**31))  # still a template too, which policies may select
+            if value is not None:
+                self.priority_classes[str(name)] = value
         if kind not in ("Cluster", "ResourceBinding", "ClusterResourceBinding") and _not_propagated(obj):
             return  # the detector never sees it: not a resource template
         if kind in ("Cluster", "ResourceBinding", "ClusterResourceBinding"):
@@ -786,6 +797,7 @@ class FactSet:
             warnings=tuple(p for p in self.problems if not p.is_error),
             health_hooks=tuple(self.health_hooks),
             taint_policies=tuple(taint_policies),
+            priority_classes=dict(sorted(self.priority_classes.items())),
             shown_clusters=tuple(sorted(self.clusters.values(), key=lambda c: c.name))
             if clusters != self.clusters
             else (),

@@ -27,7 +27,7 @@ _PLACEMENT = {
     "clusterAffinity", "clusterAffinities", "clusterTolerations", "spreadConstraints", "replicaScheduling",
     "workloadAffinity",
 }  # fmt: skip
-_SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption",
+_SPEC = {"resourceSelectors", "placement", "failover", "propagateDeps", "priority", "preemption", "schedulePriority",
          "dependentOverrides", "schedulerName", "conflictResolution", "activationPreference", "suspension",
          "preserveResourcesOnDeletion", "association"}  # fmt: skip
 _NOT_EVALUATED = {"dependentOverrides", "schedulerName", "conflictResolution", "suspension",
@@ -246,6 +246,26 @@ class _Converter:
             )
         return tuple(stmts)
 
+    def schedule_priority(self, spec: dict[str, Any]) -> list[ast.PolicyStmt]:
+        """spec.schedulePriority as the CRD admits it: priorityClassSource KubePriorityClass (its only value) and a
+        priorityClassName."""
+        if spec.get("schedulePriority") is None:
+            return []
+        raw = self.mapping(spec["schedulePriority"], spec, "spec.schedulePriority")
+        self.known(raw, {"priorityClassSource", "priorityClassName"}, "spec.schedulePriority")
+        source = raw.get("priorityClassSource")
+        if source != "KubePriorityClass":
+            found = json.dumps(source)
+            message = f'Unsupported value: {found}: supported values: "KubePriorityClass"'
+            self.fail(raw, "spec.schedulePriority.priorityClassSource", message)
+            return []
+        name = raw.get("priorityClassName")
+        if not isinstance(name, str) or not name:
+            self.fail(raw, "spec.schedulePriority.priorityClassName", "Required value")
+            return []
+        span = self.span(raw, "priorityClassName")
+        return [ast.SchedulePriority(ast.Word(name, span=span), span=self.span(spec, "schedulePriority"))]
+
     def modes(self, spec: dict[str, Any]) -> list[ast.PolicyStmt]:
         """spec.preemption and spec.activationPreference, checked against their enums as the CRD does
         (an empty activationPreference is the default)."""
@@ -289,6 +309,7 @@ class _Converter:
             else:
                 self.fail(spec, "spec.priority", f"expected an integer, found {priority!r}")
         stmts += self.modes(spec)
+        stmts += self.schedule_priority(spec)
         if spec.get("propagateDeps") is not None and not isinstance(spec["propagateDeps"], bool):
             self.fail(spec, "spec.propagateDeps", f"expected true or false, found {json.dumps(spec['propagateDeps'])}")
         elif spec.get("propagateDeps") is True and _mapping_of(spec.get("failover")).get("application") is None:

@@ -154,6 +154,11 @@ class _Writer:
         for s in policy.statements:
             if isinstance(s, ast.Priority):
                 spec["priority"] = s.value.value
+            elif isinstance(s, ast.SchedulePriority):
+                spec["schedulePriority"] = {
+                    "priorityClassSource": "KubePriorityClass",
+                    "priorityClassName": s.class_name.value,
+                }
             elif isinstance(s, ast.Preemption):
                 spec["preemption"] = ast.PREEMPTION_MODES[s.mode.value]
             elif isinstance(s, ast.Activation):

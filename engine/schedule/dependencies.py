@@ -89,7 +89,7 @@ def distribute(
     workloads: Sequence[Workload],
 ) -> tuple[tuple[Placement, ...], tuple[Attached, ...]]:
     """The placements with their dependencies, and the attached bindings, by key."""
-    templates = Templates(workloads)
+    templates: Templates | None = None  # made when a placement needs it (a fleet of custom resources: never)
     required: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)  # attached key → (requirer, clusters)
     objects: dict[str, Workload] = {}
     placed = {p.binding: p for p in placements}
@@ -100,6 +100,7 @@ def distribute(
             out.append(p)
             continue
         found: list[Dependency] = []
+        templates = templates or Templates(workloads)
         for dependent in binding.dependencies:
             selector = ",".join(f"{k}={v}" for k, v in dependent.labels)
             matched = templates.fetch(dependent)

@@ -18,13 +18,15 @@ ClusterRole named ``a&b``) is never bound.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.inputs.facts import Binding
+from engine.inputs.facts import Binding, Facts
 from engine.kube import validation as k8s
 from engine.kube.goregexp import compile_anchored
 from engine.results import NotPropagated
+from engine.schedule.selection import Choice
+from engine.syntax import ast
 
 RESERVED_NAMESPACES = ("karmada-system", "karmada-cluster")
 EXECUTION_SPACE_PREFIX = "karmada-es-"
@@ -87,3 +89,35 @@ def detected(
         else:
             dropped.append(why)
     return tuple(kept), tuple(dropped)
+
+
+def unbuilt_bindings(
+    facts: Facts, choices: Mapping[str, Choice], priority_based: bool = True
+) -> tuple[NotPropagated, ...]:
+    """The templates whose binding the detector fails to build once a policy claims them: a policy's
+    schedulePriority names a PriorityClass the snapshot does not hold (BuildResourceBinding: "Failed to get Kube
+    PriorityClass", with the PriorityBasedScheduling gate on)."""
+    if not priority_based:
+        return ()
+    out = []
+    for binding in facts.bindings:
+        policy = choices[binding.key].policy if binding.key in choices else None
+        if not binding.from_workload or policy is None:
+            continue
+        named = next((s for s in policy.statements if isinstance(s, ast.SchedulePriority)), None)
+        if named is not None and named.class_name.value not in facts.priority_classes:
+            message = (
+                f"policy {policy.name.value} names the PriorityClass {named.class_name.value}, which the snapshot does "
+                "not hold: the detector fails to build its binding (Failed to get Kube PriorityClass)"
+            )
+            out.append(
+                NotPropagated(
+                    binding.key,
+                    binding.kind,
+                    binding.namespace,
+                    binding.resource_name,
+                    "PriorityClassNotFound",
+                    message,
+                )
+            )
+    return tuple(out)

@@ -28,6 +28,7 @@ from engine.results import NotPropagated, Placement, Reason
 from engine.schedule.explain import Explainer, Explanations
 from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
 from engine.schedule.plan import Plan, plan_of
+from engine.schedule.queue import order_notes, queue_order, queue_priority
 from engine.schedule.replicas import (
     MAX_INT32,
     Candidate,
@@ -94,6 +95,7 @@ class Scheduler:
         # the clusters the snapshot shows about to change (the cluster controller's taints, a ClusterTaintPolicy's):
         # each requeues the bindings its affinity matches (engine.schedule.reschedule.requeued)
         self.changed_clusters: tuple[Cluster, ...] = ()
+        self.priority_based = True  # the PriorityBasedScheduling gate (engine.evaluate.scheduler_for)
         # the bindings the dependencies distributor made (engine.schedule.dependencies): not the scheduler's
         self.attached_keys: frozenset[str] = frozenset()
         # the templates the detector never binds (engine.schedule.detector, by engine.evaluate.scheduler_for)
@@ -491,26 +493,38 @@ class Scheduler:
     def schedule_all(
         self, reschedule_all: bool = False, progress: Callable[[int], None] | None = None
     ) -> tuple[Placement, ...]:
-        """Every binding a policy selects, in NAMESPACE/NAME order: placed when the scheduler would run
-        it (engine.schedule.reschedule), or all of them with ``reschedule_all``; settled otherwise.
-        ``progress`` hears how many bindings are done, every 1,000."""
-        out = []
+        """Every binding a policy selects, in the order of the scheduler's queue (``queue``): placed when the
+        scheduler would run it (engine.schedule.reschedule), or all of them with ``reschedule_all``; settled
+        otherwise; returned in NAMESPACE/NAME order. ``progress`` hears how many bindings are done, every 1,000."""
+        out: dict[str, Placement] = {}
+        order = self.queue()
         # each policy's last binding: once it is scheduled, the policy's shared results are let go (made again if a
         # controller asks after), so that a control plane of many policies holds one policy's at a time
-        last = {
-            policy.name.value: i for i, b in enumerate(self.facts.bindings) if (policy := self.binding_policy[b.key])
-        }
-        for done, binding in enumerate(self.facts.bindings, 1):
+        last = {policy.name.value: i for i, b in enumerate(order) if (policy := self.binding_policy[b.key])}
+        for done, binding in enumerate(order, 1):
             if progress is not None and done % 1000 == 0:
                 progress(done)
             policy = self.binding_policy[binding.key]
             if policy is None:
                 continue
             why = Trigger.ALL if reschedule_all else self.why_run(binding, policy)
-            out.append(self.settled(binding, policy) if why is None else self.decide(binding, why))
+            out[binding.key] = self.settled(binding, policy) if why is None else self.decide(binding, why)
             if last[policy.name.value] == done - 1 and len(last) > 1:
                 self.feasibility.release(policy.name.value)
-        return tuple(out)
+        self._order_notes(out)
+        return tuple(out[b.key] for b in self.facts.bindings if b.key in out)
+
+    def queue(self) -> list[Binding]:
+        """The bindings in the order of the scheduler's queue (engine.schedule.queue)."""
+        return queue_order(self.facts.bindings, self.queue_priority)
+
+    def queue_priority(self, binding: Binding) -> int:
+        return queue_priority(
+            binding, self.binding_policy.get(binding.key), self.facts.priority_classes, self.priority_based
+        )
+
+    def _order_notes(self, placed: Mapping[str, Placement]) -> None:
+        self.gate_warnings += order_notes(placed, self.store.binding_facts, self.facts.bindings, self.queue_priority)
 
     def why_run(self, binding: Binding, policy: ast.Policy) -> Trigger | None:
         """Why the scheduler runs ``binding`` now (engine.schedule.reschedule), or because a `rule` of the

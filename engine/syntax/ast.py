@@ -229,6 +229,14 @@ class Priority(Node):
     value: Number
 
 
+@dataclass(frozen=True)
+class SchedulePriority(Node):
+    """``priority class NAME``: spec.schedulePriority from the Kubernetes PriorityClass NAME (karmada pkg/detector
+    BuildResourceBinding; the scheduler's queue orders bindings by it)."""
+
+    class_name: Word
+
+
 # the language's words for spec.preemption and spec.activationPreference → Karmada's values
 PREEMPTION_MODES = {"always": "Always", "never": "Never"}
 ACTIVATION_MODES = {"lazy": "Lazy"}
@@ -258,6 +266,7 @@ class PropagateDeps(Node):
 PolicyStmt = (
     Select
     | Priority
+    | SchedulePriority
     | Preemption
     | Activation
     | PropagateDeps

@@ -189,6 +189,8 @@ def _leaf(node: ast.Node) -> str:
             return workload_term(node)
         case ast.Priority():
             return f"priority {node.value.value}"
+        case ast.SchedulePriority():
+            return f"priority class {word(node.class_name)}"
         case ast.Preemption():
             return f"preemption {word(node.mode)}"
         case ast.Activation():

@@ -368,6 +368,9 @@ class _ToAst(Transformer[Token, Any]):
         number = ast.Number(-int(value) if minus is not None else int(value), span=self._span(meta))
         return ast.Priority(number, span=self._span(meta))
 
+    def schedule_priority(self, meta: Any, c: list[Any]) -> ast.SchedulePriority:
+        return ast.SchedulePriority(c[0], span=self._span(meta))
+
     def preemption(self, meta: Any, c: list[Any]) -> ast.Preemption:
         return ast.Preemption(c[0], span=self._span(meta))
 
