@@ -266,3 +266,17 @@ def test_not_propagated_only_for_templates() -> None:
 
     kept, dropped = detected((made,), DEFAULT_SKIPPED_NAMESPACES)
     assert kept == (made,) and not dropped
+
+
+def test_typed_lists_as_the_api_server_returns_them() -> None:
+    """A DeploymentList's items carry no kind nor apiVersion: the list's; each keeps its position."""
+    text = (
+        "apiVersion: apps/v1\nkind: DeploymentList\nitems:\n- metadata: {name: web, namespace: shop}\n"
+        "  spec: {replicas: 2}\n- metadata: {name: Bad_Name, namespace: shop}\n---\n"
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: ClusterList\nitems:\n- metadata: {name: m1}\n"
+    )
+    facts = load_facts(texts=[("dump.yaml", text)])
+    assert [c.name for c in facts.clusters] == ["m1"]
+    assert [(b.key, b.api_version, b.replicas) for b in facts.bindings] == [("shop/web-deployment", "apps/v1", 2)]
+    (warned,) = [w for w in facts.warnings if "Bad_Name" in w.message]
+    assert warned.span is not None and warned.span.line == 6

@@ -660,17 +660,30 @@ def _health_hooks(r: _Reader, obj: dict[str, Any]) -> list[HookRule]:
 
 
 def _objects(documents: Iterable[Document], origin: str) -> Iterator[tuple[str, Any, Marks | None]]:
-    """(subject, object, marks) of each object; ``kind: List`` expanded."""
+    """(subject, object, marks) of each object; ``kind: List`` expanded, and a typed list as the API server returns
+    one (``DeploymentList``, ``ClusterList``: its items without their kind and apiVersion, which are the list's)."""
     for document in documents:
         value, marks = document.value, document.marks if origin else None
         if value is None:
             continue
         subject = f"{origin} document {document.index}" if origin else f"object {document.index}"
-        if isinstance(value, dict) and value.get("kind") == "List" and isinstance(value.get("items"), list):
+        kind = value.get("kind") if isinstance(value, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(value.get("items"), list):
+            typed = kind[: -len("List")] if kind != "List" else ""
             for item_index, item in enumerate(value["items"]):
+                if typed and isinstance(item, dict) and "kind" not in item:
+                    item = _typed(item, typed, value.get("apiVersion"), marks)
                 yield f"{subject} items[{item_index}]", item, marks
         else:
             yield subject, value, marks
+
+
+def _typed(item: dict[str, Any], kind: str, api_version: Any, marks: Marks | None) -> dict[str, Any]:
+    """An item of a typed list with the kind and apiVersion the list gives it, at the item's position."""
+    out = {"apiVersion": api_version, "kind": kind, **item} if isinstance(api_version, str) else {"kind": kind, **item}
+    if marks is not None:
+        marks.alias(out, item)
+    return out
 
 
 class FactSet:

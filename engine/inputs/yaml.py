@@ -61,6 +61,15 @@ class Marks:
         self._begins[id(container)] = where
         self._keep.append(container)
 
+    def alias(self, copy: Any, original: Any) -> None:
+        """``copy`` (a mapping made from ``original`` with keys added) stands where ``original`` does."""
+        where = self.position(original)
+        found = self._at.get(id(original))
+        if found is not None:
+            self.record(copy, *found)
+        elif where is not None:
+            self.begins(copy, (where.line - 1, where.column - 1))
+
     def record(self, container: Any, where: tuple[int, int], entries: dict[Any, tuple[int, int, int, int]]) -> None:
         self._at[id(container)] = (where, entries)
         self._keep.append(container)
