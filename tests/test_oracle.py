@@ -149,3 +149,53 @@ def test_the_webhook_refuses_what_karmadas_refuses_in_its_words(tmp_path: Path) 
     admitted = next(i for i, a in enumerate(answers) if not a)
     wrong = [{"field": "spec", "detail": "no", "error": "spec: no"}]
     assert [how for _, how, _, _ in compare.compare_webhook([cases[admitted]], [wrong], tmp_path)] == ["admission"]
+
+
+FLEETS = 800
+
+
+def test_fleetrules_answers_whole_fleets_as_karmadas_scheduler() -> None:
+    """Karmada's scheduler over whole fleets with the WorkloadAffinity gate on (tests/data/oracle/fleets.go): 800
+    fleets of 20-30 bindings, each scheduled after the one before it with the workload affinity and anti-affinity
+    plugins reading the scheduler's binding cache, clusterAffinities terms tried in order; fleetrules must place
+    every binding the same (clusters and replicas, the term, the error) and reject every cluster for the same
+    reasons (a FitError naming, for a cluster several filters reject, another of its reasons is counted)."""
+    cases = json.loads(
+        subprocess.run(
+            [sys.executable, str(HERE / "cases.py"), "fleets", str(FLEETS), str(SEED)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    answers = json.loads((HERE / "fleets.json").read_text())
+    assert len(cases) == len(answers) == FLEETS
+    differences = compare.compare_fleets(cases, answers)
+    unexplained = [d for d in differences if d[2] != "fit-error order"]
+    assert not unexplained, unexplained[:3]
+    bindings = [a for fleet in answers for a in fleet]
+    # the fleets reach what they are for: thousands of bindings placed, by a later clusterAffinities term too, and
+    # failing for the workload affinity plugins' reasons
+    assert len(bindings) > 15_000
+    assert sum(1 for a in bindings if a.get("clusters")) > 8_000
+    assert sum(1 for a in bindings if a.get("term") and a["term"] != "t0") > 500
+    reasons = [r for a in bindings for rs in (a.get("rejected") or {}).values() for r in rs]
+    assert sum("affinity group does not target" in r for r in reasons) > 1_000
+    assert sum("same anti-affinity group" in r for r in reasons) > 1_000
+
+
+def test_the_fleet_comparison_sees_a_difference() -> None:
+    case = json.loads(
+        subprocess.run(
+            [sys.executable, str(HERE / "cases.py"), "fleets", "1", str(SEED)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    answers = json.loads((HERE / "fleets.json").read_text())[:1]
+    wrong = json.loads(json.dumps(answers))
+    placed = next(a for a in wrong[0] if a.get("clusters"))
+    placed["clusters"] = placed["clusters"][:-1] or [{"name": "nowhere", "replicas": 1}]
+    found = compare.compare_fleets(case, wrong)
+    assert [d[1:3] for d in found if d[2] != "fit-error order"] == [(placed["binding"], "clusters")]

@@ -237,11 +237,76 @@ def webhook_case(rng: random.Random) -> dict[str, Any]:
     return {"namespace": "n", "spec": spec}
 
 
+GROUP, ANTI = "app.example.com/group", "app.example.com/anti"
+
+
+def _terms(rng: random.Random, names: list[str]) -> list[dict[str, Any]]:
+    """2-3 clusterAffinities terms, each by names or by labels."""
+    terms = []
+    for i in range(rng.randint(2, 3)):
+        if rng.random() < 0.6:
+            affinity: dict[str, Any] = {"clusterNames": sorted(rng.sample(names, rng.randint(1, len(names))))}
+        else:
+            affinity = {"labelSelector": {"matchLabels": {"env": rng.choice(["prod", "dev"])}}}
+        terms.append({"affinityName": f"t{i}", **affinity})
+    return terms
+
+
+def fleet_binding(rng: random.Random, index: int, names: list[str]) -> dict[str, Any]:
+    """One workload of a fleet and its fresh (or formerly scheduled) binding: a placement of its own, workload
+    affinity and anti-affinity by labels, in one of two namespaces."""
+    namespace, name = rng.choice(["n1", "n2"]), f"w{index:02d}"
+    labels = {}
+    if rng.random() < 0.8:
+        labels[GROUP] = rng.choice(["g1", "g2", "g3"])
+    if rng.random() < 0.8:
+        labels[ANTI] = rng.choice(["a1", "a2"])
+    spread = placement(rng, names)
+    if rng.random() < 0.3:  # clusterAffinities instead of clusterAffinity
+        spread.pop("clusterAffinity", None)
+        spread["clusterAffinities"] = _terms(rng, names)
+    terms: dict[str, Any] = {}
+    if rng.random() < 0.6:
+        terms["affinity"] = {"groupByLabelKey": GROUP}
+    if rng.random() < 0.6:
+        terms["antiAffinity"] = {"groupByLabelKey": ANTI}
+    if terms:
+        spread["workloadAffinity"] = terms
+    spec: dict[str, Any] = {
+        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": namespace, "name": name},
+        "replicas": rng.randint(1, 4),
+        "placement": spread,
+    }
+    if rng.random() < 0.5:
+        spec["replicaRequirements"] = {"resourceRequest": {"cpu": rng.choice(["500m", "1", "2"])}}
+    # the detector's groups (getWorkloadAffinityGroups): KEY=VALUE of the workload's label, when it has it
+    groups = {}
+    for field, term in (("affinityGroup", "affinity"), ("antiAffinityGroup", "antiAffinity")):
+        key = terms.get(term, {}).get("groupByLabelKey")
+        if key in labels:
+            groups[field] = f"{key}={labels[key]}"
+    if groups:
+        spec["workloadAffinityGroups"] = groups
+    if rng.random() < 0.2:  # scheduled before (its placement applied no longer known): scheduled again
+        spec["clusters"] = [{"name": n, "replicas": 1} for n in sorted(rng.sample(names, rng.randint(1, len(names))))]
+    return {"namespace": namespace, "name": f"{name}-deployment", "labels": labels, "spec": spec}
+
+
+def fleet_case(rng: random.Random) -> dict[str, Any]:
+    """A fleet of 2-6 clusters and 20-30 bindings, scheduled one after another in NAMESPACE/NAME order, each placement
+    feeding the next (the WorkloadAffinity and WorkloadAntiAffinity plugins read the scheduler's cache)."""
+    clusters = [cluster(rng, i) for i in range(1, rng.randint(2, 6) + 1)]
+    names = [c["metadata"]["name"] for c in clusters]
+    bindings = [fleet_binding(rng, i, names) for i in range(rng.randint(20, 30))]
+    bindings.sort(key=lambda b: (b["namespace"], b["name"]))
+    return {"clusters": clusters, "bindings": bindings}
+
+
 def main() -> None:
-    """cases.py [taints|policies|webhook] COUNT SEED: scheduling cases, the taint manager's decisions, the
-    detector's policy choices, or the webhooks' admissions."""
+    """cases.py [taints|policies|webhook|fleets] COUNT SEED: scheduling cases, the taint manager's decisions, the
+    detector's policy choices, the webhooks' admissions, or whole fleets with workload affinity."""
     args = sys.argv[1:]
-    makers = {"taints": taint_case, "policies": policy_case, "webhook": webhook_case}
+    makers = {"taints": taint_case, "policies": policy_case, "webhook": webhook_case, "fleets": fleet_case}
     make = makers.get(args[0], case)
     if args[0] in makers:
         args = args[1:]

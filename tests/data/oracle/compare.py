@@ -271,3 +271,110 @@ def compare_webhook(
         if kind:
             out.append((i, kind, ours, theirs))
     return out
+
+
+# the fleets' control plane: workload affinity and multiple pod templates on, as the oracle runs them
+FLEET_CONTROLLERS = Controllers.parse(["feature-gates=WorkloadAffinity=true,MultiplePodTemplatesScheduling=true"])
+
+
+def fleet_objects(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """A fleet as a snapshot: its clusters, and for each binding its Deployment (with the labels its groups come
+    from), a PropagationPolicy of its own with its placement, and the ResourceBinding."""
+    out = list(case["clusters"])
+    for b in case["bindings"]:
+        spec = b["spec"]
+        namespace, name = b["namespace"], spec["resource"]["name"]
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "namespace": namespace, "labels": b["labels"]},
+                "spec": {"replicas": spec["replicas"]},
+            }
+        )
+        policy = _policy(spec["placement"])
+        policy["metadata"] = {"name": f"p-{name}", "namespace": namespace}
+        policy["spec"]["resourceSelectors"][0]["name"] = name
+        out.append(policy)
+        binding = {"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding", "spec": spec}
+        binding["metadata"] = {"name": b["name"], "namespace": namespace}
+        out.append(binding)
+    return out
+
+
+def fleet_answer_of(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """fleetrules' answer for a fleet in the oracle's shape: per binding, its clusters with replicas (as spec.clusters
+    stands after: a FitError empties them, another error keeps them), the term it was placed by, the error."""
+    facts = load_facts(objects=fleet_objects(case))
+    result = evaluate(RuleSet((), {}), facts, controllers=FLEET_CONTROLLERS)
+    out = []
+    for p in result.placements:
+        entry: dict[str, Any] = {"binding": p.binding}
+        entry["clusters"] = [{"name": c, "replicas": p.replicas.get(c, 0)} for c in p.clusters] or None
+        if p.unschedulable:
+            entry["error"] = p.message
+            entry["rejected"] = {c: sorted({r.summary for r in reasons}) for c, reasons in p.rejected.items()}
+        elif p.affinity_term:
+            entry["term"] = p.affinity_term
+        out.append(entry)
+    return out
+
+
+def fleet_difference(ours: dict[str, Any], theirs: dict[str, Any], taints: dict[str, list[str]]) -> str:
+    """ "" when a binding's answers agree; "fit-error order" when both reject each cluster for the same reasons and
+    the FitError messages differ only in which reason of a cluster several filters reject each names (the order of
+    Karmada's filters is random); else what differs."""
+    mine = sorted((c["name"], c.get("replicas", 0)) for c in ours.get("clusters") or [])
+    karmadas = sorted((c["name"], c.get("replicas", 0)) for c in theirs.get("clusters") or [])
+    if mine != karmadas:
+        return "clusters"
+    if bool(ours.get("error")) != bool(theirs.get("error")):
+        return "error"
+    if ours.get("error"):
+        theirs_rejected = {c: sorted(set(r)) for c, r in (theirs.get("rejected") or {}).items()}
+        if _first_taints(ours.get("rejected") or {}, taints) != theirs_rejected:
+            return "rejections"
+        if ours["error"] == theirs["error"]:
+            return ""
+        counted = _fleet_histogram(ours["error"])
+        if counted is None or not _one_reason_each(counted[1], theirs_rejected):
+            return "message"
+        return "fit-error order"
+    if not ours.get("error") and (ours.get("term") or "") != (theirs.get("term") or ""):
+        return "term"
+    return ""
+
+
+# a FitError's reasons: "N cluster(s) …", and the workload affinity plugins' own words ("N ResourceBinding …",
+# "N cluster already has …")
+_FLEET_REASON = re.compile(r", (?=\d+ (?:cluster|ResourceBinding))")
+
+
+def _fleet_histogram(message: str) -> tuple[int, Counter[str]] | None:
+    found = FIT_ERROR.match(message)
+    if found is None:
+        return None
+    counts: Counter[str] = Counter()
+    for part in _FLEET_REASON.split(found.group(2)):
+        number, _, reason = part.partition(" ")
+        counts[reason] += int(number)
+    return int(found.group(1)), counts
+
+
+def compare_fleets(
+    cases: list[dict[str, Any]], answers: list[list[dict[str, Any]]]
+) -> list[tuple[int, str, str, dict[str, Any], dict[str, Any]]]:
+    """Every binding of every fleet fleetrules answers otherwise than Karmada: (fleet, binding, what, ours, theirs)."""
+    out = []
+    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
+        ours = {a["binding"]: a for a in fleet_answer_of(case)}
+        taints = {
+            c["metadata"]["name"]: [f"{t['key']}:{t['effect']}" for t in c["spec"].get("taints", [])]
+            for c in case["clusters"]
+        }
+        for answer in theirs:
+            mine = ours.get(answer["binding"], {"clusters": None, "error": "not placed"})
+            kind = fleet_difference(mine, answer, taints)
+            if kind:
+                out.append((i, answer["binding"], kind, mine, answer))
+    return out

@@ -2,7 +2,8 @@
 // run on recorded cases. stdin: a JSON list of {clusters: [Cluster], spec: ResourceBindingSpec}; stdout: a JSON
 // list of {clusters: [TargetCluster]} or {error: "..."}, one per case. With the argument "taints": the taint
 // manager's eviction decision instead (taints.go); "policies": the detector's policy choice (policies.go);
-// "webhook": the PropagationPolicy webhooks' admission (webhook.go).
+// "webhook": the PropagationPolicy webhooks' admission (webhook.go); "fleets": whole fleets scheduled one binding
+// after another with the workload affinity plugins (fleets.go).
 package main
 
 import (
@@ -77,6 +78,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "webhook" {
 		webhookDecisions()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "fleets" {
+		fleetDecisions()
 		return
 	}
 	var cases []testCase
