@@ -199,3 +199,15 @@ def test_the_fleet_comparison_sees_a_difference() -> None:
     placed["clusters"] = placed["clusters"][:-1] or [{"name": "nowhere", "replicas": 1}]
     found = compare.compare_fleets(case, wrong)
     assert [d[1:3] for d in found if d[2] != "fit-error order"] == [(placed["binding"], "clusters")]
+
+
+def test_the_detector_and_the_interpreter_judge_templates_as_karmada() -> None:
+    """Karmada's event filter (reserved and skipped namespaces) and GetDependencies on 6,000 random templates
+    (tests/data/oracle/templates.go): fleetrules says the same of every one."""
+    cases = _cases("templates")
+    answers = json.loads((HERE / "templates.json").read_text())
+    assert len(cases) == len(answers) == COUNT
+    assert compare.compare_templates(cases, answers) == []
+    # the cases reach what they are for: skipped templates, and thousands of dependencies
+    assert sum(1 for a in answers if not a["propagated"]) > COUNT / 5
+    assert sum(len(a["dependencies"] or []) for a in answers) > COUNT

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -302,11 +303,126 @@ def fleet_case(rng: random.Random) -> dict[str, Any]:
     return {"clusters": clusters, "bindings": bindings}
 
 
+_NAMES = ["a", "b", "c", ""]
+
+
+def _ref(rng: random.Random) -> str:
+    return rng.choice(_NAMES)
+
+
+def _container(rng: random.Random) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": "c", "image": "x"}
+    env_from = []
+    for _ in range(rng.randint(0, 2)):
+        source = rng.choice(["configMapRef", "secretRef"])
+        env_from.append({source: {"name": _ref(rng)}})
+    if env_from:
+        out["envFrom"] = env_from
+    env = []
+    for _ in range(rng.randint(0, 2)):
+        source = rng.choice(["configMapKeyRef", "secretKeyRef", "fieldRef"])
+        ref = {"name": _ref(rng), "key": "k"} if source != "fieldRef" else {"fieldPath": "metadata.name"}
+        env.append({"name": "V", "valueFrom": {source: ref}})
+    if env:
+        out["env"] = env
+    return out
+
+
+_VOLUMES: list[tuple[str, Callable[[str], dict[str, Any]]]] = [
+    ("configMap", lambda n: {"name": n}),
+    ("secret", lambda n: {"secretName": n}),
+    ("persistentVolumeClaim", lambda n: {"claimName": n}),
+    ("azureFile", lambda n: {"secretName": n, "shareName": "s"}),
+    ("cephfs", lambda n: {"monitors": ["m"], "secretRef": {"name": n}}),
+    ("cinder", lambda n: {"volumeID": "v", "secretRef": {"name": n}}),
+    ("flexVolume", lambda n: {"driver": "d", "secretRef": {"name": n}}),
+    ("rbd", lambda n: {"monitors": ["m"], "image": "i", "secretRef": {"name": n}}),
+    ("scaleIO", lambda n: {"gateway": "g", "system": "s", "secretRef": {"name": n}}),
+    ("iscsi", lambda n: {"targetPortal": "t", "iqn": "i", "lun": 0, "secretRef": {"name": n}}),
+    ("storageos", lambda n: {"volumeName": "v", "secretRef": {"name": n}}),
+    ("csi", lambda n: {"driver": "d", "nodePublishSecretRef": {"name": n}}),
+    ("emptyDir", lambda n: {}),
+]
+
+
+def _pod_spec(rng: random.Random) -> dict[str, Any]:
+    pod: dict[str, Any] = {}
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        if field == "containers" or rng.random() < 0.3:
+            pod[field] = [_container(rng) for _ in range(rng.randint(1, 2))]
+    if rng.random() < 0.4:
+        pod["serviceAccountName"] = rng.choice(["sa", "default", ""])
+    if rng.random() < 0.3:
+        pod["imagePullSecrets"] = [{"name": _ref(rng)} for _ in range(rng.randint(1, 2))]
+    volumes = []
+    for i in range(rng.randint(0, 3)):
+        if rng.random() < 0.2:
+            sources: list[dict[str, Any]] = []
+            for _ in range(rng.randint(1, 3)):
+                kind = rng.choice(["configMap", "secret", "downwardAPI"])
+                sources.append({kind: {"name": _ref(rng)}} if kind != "downwardAPI" else {kind: {"items": []}})
+            volumes.append({"name": f"v{i}", "projected": {"sources": sources}})
+        else:
+            kind, make = rng.choice(_VOLUMES)
+            volume: dict[str, Any] = {"name": f"v{i}", kind: make(_ref(rng))}
+            if rng.random() < 0.1:  # a second source (the API server refuses it; the visitors' switch takes one)
+                volume["persistentVolumeClaim"] = {"claimName": _ref(rng)}
+            volumes.append(volume)
+    if volumes:
+        pod["volumes"] = volumes
+    return pod
+
+
+_TEMPLATE_KINDS = [
+    ("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet"), ("apps/v1", "DaemonSet"),
+    ("batch/v1", "Job"), ("batch/v1", "CronJob"), ("v1", "Pod"), ("networking.k8s.io/v1", "Ingress"),
+    ("multicluster.x-k8s.io/v1alpha1", "ServiceImport"), ("v1", "ConfigMap"), ("v1", "Node"),
+    ("extensions/v1beta1", "Deployment"), ("apps/v1beta1", "StatefulSet"),
+]  # fmt: skip
+_NAMESPACES = ["default", "team-a", "kube-system", "kube-public", "kube", "karmada-system", "karmada-cluster",
+               "karmada-es-m1", "istio-system", "prod-eu", ""]  # fmt: skip
+_PATTERNS = ["kube-.*", "istio-system", "prod-.*", ".*", "team|default", "karmada-.*", "kube", "[a-z]+-[a-z]+"]
+
+
+def template_case(rng: random.Random) -> dict[str, Any]:
+    """A resource template, in a namespace, and the controller manager's --skipped-propagating-namespaces."""
+    api_version, kind = rng.choice(_TEMPLATE_KINDS)
+    namespace = rng.choice(_NAMESPACES) if kind != "Node" else ""
+    name = rng.choice(["w", "extension-apiserver-authentication"]) if kind == "ConfigMap" else "w"
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": meta}
+    if kind == "Pod":
+        obj["spec"] = _pod_spec(rng)
+    elif kind == "CronJob":
+        obj["spec"] = {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": _pod_spec(rng)}}}}
+    elif kind == "Ingress":
+        tls: list[dict[str, Any]] = [{"secretName": n} for n in rng.sample(["a", "b", "c"], rng.randint(0, 2))]
+        if rng.random() < 0.2:  # the default certificate: no secretName
+            tls.append({"hosts": ["x.example.com"]})
+        obj["spec"] = {"tls": tls}
+    elif kind == "ServiceImport":
+        obj["spec"] = {"type": "ClusterSetIP"}
+    elif kind not in ("ConfigMap", "Node"):
+        obj["spec"] = {"template": {"spec": _pod_spec(rng)}}
+        if kind == "StatefulSet" and rng.random() < 0.5:
+            obj["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": rng.choice(["a", "b"])}}]
+    skipped = rng.sample(_PATTERNS, rng.randint(0, 2)) if rng.random() < 0.7 else ["kube-.*"]
+    return {"object": obj, "skipped": skipped}
+
+
 def main() -> None:
     """cases.py [taints|policies|webhook|fleets] COUNT SEED: scheduling cases, the taint manager's decisions, the
     detector's policy choices, the webhooks' admissions, or whole fleets with workload affinity."""
     args = sys.argv[1:]
-    makers = {"taints": taint_case, "policies": policy_case, "webhook": webhook_case, "fleets": fleet_case}
+    makers = {
+        "taints": taint_case,
+        "policies": policy_case,
+        "webhook": webhook_case,
+        "fleets": fleet_case,
+        "templates": template_case,
+    }
     make = makers.get(args[0], case)
     if args[0] in makers:
         args = args[1:]

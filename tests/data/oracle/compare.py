@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules, simulate
-from engine.failover.controllers import TAINT_MANAGER_RULES
-from engine.inputs.facts import parse_time
+from engine.failover.controllers import TAINT_MANAGER_RULES, skipped_namespaces
+from engine.inputs.facts import Binding, parse_time
+from engine.kube.dependencies import Dependent, dependencies
 from engine.results import EntryKind
+from engine.schedule.detector import not_propagated
 
 # Karmada's defaults: no gate the cases need is off (no workload affinity, no components)
 CONTROLLERS = Controllers()
@@ -377,4 +379,53 @@ def compare_fleets(
             kind = fleet_difference(mine, answer, taints)
             if kind:
                 out.append((i, answer["binding"], kind, mine, answer))
+    return out
+
+
+def template_answer_of(case: dict[str, Any]) -> dict[str, Any]:
+    """fleetrules on a template: whether the detector binds it (engine.schedule.detector, the event filter's part:
+    reserved and skipped namespaces, the API server's ConfigMap) and its dependencies (engine.kube.dependencies),
+    in the oracle's shape, each dependency's set of references (Karmada's order is a Go set's)."""
+    obj = case["object"]
+    meta = obj["metadata"]
+    binding = Binding(
+        namespace=meta.get("namespace", ""),
+        name=f"{meta['name']}-{obj['kind'].lower()}",
+        kind=obj["kind"],
+        resource_name=meta["name"],
+        from_workload=True,
+    )
+    why = not_propagated(binding, skipped_namespaces(case["skipped"]))
+    return {
+        "propagated": why is None or why.reason == "InvalidBindingName",
+        "dependencies": sorted(_reference(d) for d in dependencies(obj)),
+    }
+
+
+def _reference(d: Dependent) -> str:
+    selector = ",".join(f"{k}={v}" for k, v in d.labels)
+    return f"{d.api_version} {d.kind} {d.namespace}/{d.name}{' ' + selector if selector else ''}"
+
+
+def _karmada_reference(d: dict[str, Any]) -> str:
+    labels = ((d.get("labelSelector") or {}).get("matchLabels")) or {}
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    where = f"{d.get('namespace', '')}/{d.get('name', '')}"
+    return f"{d['apiVersion']} {d['kind']} {where}{' ' + selector if selector else ''}"
+
+
+def compare_templates(cases: list[dict[str, Any]], answers: list[dict[str, Any]]) -> list[tuple[int, str, Any, Any]]:
+    """Each template fleetrules judges otherwise than Karmada: (index, what, ours, theirs). Karmada lists a reference
+    once per visit (a Secret named twice, twice), fleetrules once: the references are compared as sets."""
+    out = []
+    for i, (case, theirs) in enumerate(zip(cases, answers, strict=True)):
+        ours = template_answer_of(case)
+        if ours["propagated"] != theirs["propagated"]:
+            out.append((i, "propagated", ours["propagated"], theirs["propagated"]))
+        # a reference with neither name nor selector (an Ingress's TLS entry without a secretName) the distributor
+        # fails on and passes over (handleDependentResource): fleetrules does not list it
+        found = [d for d in theirs.get("dependencies") or [] if d.get("name") or d.get("labelSelector")]
+        karmadas = sorted({_karmada_reference(d) for d in found})
+        if ours["dependencies"] != karmadas:
+            out.append((i, "dependencies", ours["dependencies"], karmadas))
     return out

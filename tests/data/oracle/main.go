@@ -3,7 +3,8 @@
 // list of {clusters: [TargetCluster]} or {error: "..."}, one per case. With the argument "taints": the taint
 // manager's eviction decision instead (taints.go); "policies": the detector's policy choice (policies.go);
 // "webhook": the PropagationPolicy webhooks' admission (webhook.go); "fleets": whole fleets scheduled one binding
-// after another with the workload affinity plugins (fleets.go).
+// after another with the workload affinity plugins (fleets.go); "templates": the detector's event filter and the
+// default interpreter's dependencies of resource templates (templates.go).
 package main
 
 import (
@@ -82,6 +83,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "fleets" {
 		fleetDecisions()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "templates" {
+		templateDecisions()
 		return
 	}
 	var cases []testCase

@@ -13,7 +13,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git -C "$karmada" archive f8fdd02 go.mod go.sum pkg vendor | tar -x -C "$work"
 mkdir -p "$work/hack/oracle"
-cp "$here/main.go" "$here/taints.go" "$here/policies.go" "$here/webhook.go" "$here/fleets.go" "$work/hack/oracle/"
+cp "$here/main.go" "$here/taints.go" "$here/policies.go" "$here/webhook.go" "$here/fleets.go" "$here/templates.go" \
+  "$work/hack/oracle/"
 # the detector's policy choice is unexported: a file of this project's exports it in the scratch copy
 cp "$here/detector_export.go.txt" "$work/pkg/detector/zz_fleetrules_oracle.go"
 (cd "$work" && GOTOOLCHAIN=local GOFLAGS=-mod=vendor go build -o "$work/oracle" ./hack/oracle)
@@ -25,8 +26,11 @@ python3 "$here/cases.py" policies "$count" "$seed" | "$work/oracle" policies > "
 mv "$here/policies.json.tmp" "$here/policies.json"
 python3 "$here/cases.py" webhook "$count" "$seed" | "$work/oracle" webhook 2>/dev/null > "$here/webhook.json.tmp"
 mv "$here/webhook.json.tmp" "$here/webhook.json"
+python3 "$here/cases.py" templates "$count" "$seed" | "$work/oracle" templates 2>/dev/null > "$here/templates.json.tmp"
+mv "$here/templates.json.tmp" "$here/templates.json"
 # whole fleets of 20-30 bindings each: FLEETS of them (800: about 20,000 bindings)
 python3 "$here/cases.py" fleets "${FLEETS:-800}" "$seed" | "$work/oracle" fleets 2>/dev/null > "$here/fleets.json.tmp"
 mv "$here/fleets.json.tmp" "$here/fleets.json"
-echo "$count cases (seed $seed) of each answered by Karmada f8fdd02: answers.json, taints.json, policies.json, webhook.json;"
+echo "$count cases (seed $seed) of each answered by Karmada f8fdd02: answers.json, taints.json, policies.json, webhook.json,"
+echo "templates.json;"
 echo "${FLEETS:-800} fleets: fleets.json"
