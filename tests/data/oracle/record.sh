@@ -33,4 +33,7 @@ python3 "$here/cases.py" fleets "${FLEETS:-800}" "$seed" | "$work/oracle" fleets
 mv "$here/fleets.json.tmp" "$here/fleets.json"
 echo "$count cases (seed $seed) of each answered by Karmada f8fdd02: answers.json, taints.json, policies.json, webhook.json,"
 echo "templates.json;"
-echo "${FLEETS:-800} fleets: fleets.json"
+# the generated control plane's dump (tests/data/dump): the bindings its detector makes, scheduled by Karmada
+python3 "$here/../dump/generate.py" --bindings | "$work/oracle" fleets 2>/dev/null > "$here/../dump/expected.json.tmp"
+mv "$here/../dump/expected.json.tmp" "$here/../dump/expected.json"
+echo "${FLEETS:-800} fleets: fleets.json; the dump's placements: tests/data/dump/expected.json"
