@@ -274,8 +274,8 @@ def test_without_the_gate_a_preempting_policy_is_warned_about_and_the_claim_hold
         ("feature-gates=PolicyPreemption=maybe", "invalid value of PolicyPreemption: 'maybe'"),
         (
             "feature-gates=Unheard=true",
-            "one of Failover, MultiplePodTemplatesScheduling, PolicyPreemption, StatefulFailoverInjection, "
-            "WorkloadAffinity",
+            "one of Failover, MultiplePodTemplatesScheduling, PolicyPreemption, PriorityBasedScheduling, "
+            "StatefulFailoverInjection, WorkloadAffinity",
         ),
         ("feature-gates=GracefulEviction=false", "fleetrules evaluates with GracefulEviction on"),
         ("feature-gates=PolicyPreemption", "expected feature-gates=NAME=true|false"),

@@ -205,7 +205,7 @@ def text_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
     for p in result.placements:
         yield ("\n" if said else "") + "\n".join(placement_lines(p, every_cluster)) + "\n"
         said = True
-    tail: list[str] = [f"{key}: no policy selects it" for key in result.unmatched]
+    tail = unmatched_lines(result.unmatched, every_cluster)
     tail += not_propagated_lines(result.not_propagated, every_cluster)
     tail += attached_lines(result.attached, every_cluster)
     if result.evictions:
@@ -215,6 +215,20 @@ def text_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
         yield ("\n" if said else "") + "\n".join(tail) + "\n"
     elif not said:
         yield "no bindings\n"
+
+
+def unmatched_lines(unmatched: Sequence[str], every: bool = False) -> list[str]:
+    """The bindings no policy selects: each on its line (``every``, or a few), else counted by kind (the binding
+    name's last part) with the first names: a control plane's dump holds thousands (RBAC, CRDs, Services, …)."""
+    if every or len(unmatched) <= SHOWN_NAMES:
+        return [f"{key}: no policy selects it" for key in unmatched]
+    by_kind: dict[str, list[str]] = {}
+    for key in unmatched:
+        by_kind.setdefault(key.rpartition("-")[2], []).append(key)
+    lines = [f"no policy selects {len(unmatched)} bindings (--rejections all lists each):"]
+    for kind, keys in sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0])):
+        lines.append(f"  {kind} {len(keys)}: {names(keys[:SHOWN_NAMES], len(keys))}")
+    return lines
 
 
 def not_propagated_lines(templates: Sequence[NotPropagated], every: bool = False) -> list[str]:

@@ -24,7 +24,7 @@ from engine.backend import Decision, DecisionKind, Program, Session
 from engine.compile import encoding
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Cluster, Facts
-from engine.results import NotPropagated, Placement, Reason
+from engine.results import SHOWN_NAMES, NotPropagated, Placement, Reason
 from engine.schedule.explain import Explainer, Explanations
 from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
 from engine.schedule.plan import Plan, plan_of
@@ -614,13 +614,29 @@ class Scheduler:
             out.append(warning(message, subject="clusters"))
         out += self.gate_warnings
         unmatched = set(self.unmatched)
+        # a control plane's dump holds thousands of templates no policy selects (RBAC, CRDs, Services, …): beyond a
+        # few, they are counted by kind in one warning; those a note explains are said each
+        plain = [b for b in self.facts.bindings if b.key in unmatched and not self.notes.get(b.key)]
+        summarized = len(plain) > SHOWN_NAMES
+        if summarized:
+            out.append(unselected_warning(plain))
         for binding in self.facts.bindings:
             key, note = binding.key, self.notes.get(binding.key)
-            if key in unmatched:
+            if key in unmatched and (note or not summarized):
                 out.append(warning(f"no policy selects binding {key}" + (f" ({note})" if note else ""), subject=key))
-            elif note:
+            elif note and key not in unmatched:
                 out.append(warning(f"binding {key}: {note}", subject=key))
         return tuple(out)
+
+
+def unselected_warning(bindings: Sequence[Binding]) -> Diagnostic:
+    """The bindings no policy selects, counted by kind with the first names of each."""
+    by_kind: dict[str, list[str]] = {}
+    for b in bindings:
+        by_kind.setdefault(b.kind, []).append(b.key)
+    kinds = sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0]))
+    said = "; ".join(f"{kind} {len(keys)} ({listed(keys, SHOWN_NAMES)})" for kind, keys in kinds)
+    return warning(f"no policy selects {len(bindings)} bindings: {said}", subject="bindings")
 
 
 @dataclass
