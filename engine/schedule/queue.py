@@ -59,7 +59,8 @@ def order_notes(
             if props.get(kind):
                 groups[(kind, str(props["namespace"]), str(props[kind]))].append(key)
     by_key = {b.key: b for b in bindings}
-    out = []
+    first: list[tuple[str, str]] = []  # (the group, NAMESPACE) whose first member decides where it goes
+    shared: list[tuple[str, str]] = []  # (the group, NAMESPACE) whose member left without a cluster is the order's
     for (kind, namespace, group), members in sorted(groups.items()):
         run = sorted(k for k in members if k in placed and not placed[k].settled)
         levels: dict[int, list[str]] = defaultdict(list)  # the members scheduled now, by their priority
@@ -67,22 +68,27 @@ def order_notes(
             levels[priority(by_key[key])].append(key)
         if kind == "affinity_group":
             tied = levels[max(levels)] if levels else []
-            if len(tied) < 2 or any(placed[k].settled and placed[k].clusters for k in members if k in placed):
-                continue
-            said = (
-                f"the first of them the scheduler takes chooses where workload affinity group {group} goes, and at "
-                "equal priority that is the one added first, which the snapshot does not show (fleetrules takes "
-                f"{tied[0]}, by NAMESPACE/NAME): another order may place the group elsewhere"
-            )
-            out.append(warning(f"bindings {listed(tied, 3)} in {namespace}: {said}", subject=tied[0]))
-            continue
-        for _, tied in sorted(levels.items(), reverse=True):
-            if len(tied) < 2 or not any(placed[k].unschedulable for k in tied):
-                continue
-            said = (
-                f"which member of anti-affinity group {group} is left without a cluster depends on the order the "
-                "scheduler takes them in, at equal priority the order they were added, which the snapshot does not "
-                "show (fleetrules takes NAMESPACE/NAME)"
-            )
-            out.append(warning(f"bindings {listed(tied, 3)} in {namespace}: {said}", subject=tied[0]))
+            if len(tied) >= 2 and not any(placed[k].settled and placed[k].clusters for k in members if k in placed):
+                first.append((group, namespace))
+        elif any(len(tied) >= 2 and any(placed[k].unschedulable for k in tied) for tied in levels.values()):
+            shared.append((group, namespace))
+    out = []
+    unseen = (
+        "at equal priority the order they were added, which a snapshot does not show (fleetrules takes NAMESPACE/NAME)"
+    )
+    if first:
+        groups_said = listed([f"{g} in {ns}" for g, ns in first], 3)
+        message = (
+            f"the first binding of workload affinity group(s) {groups_said} the scheduler takes chooses where the "
+            f"group goes ({len(first)} group(s) scheduled together now), {unseen}: another order may place them "
+            "elsewhere"
+        )
+        out.append(warning(message, subject="queue"))
+    if shared:
+        groups_said = listed([f"{g} in {ns}" for g, ns in shared], 3)
+        message = (
+            f"which member of anti-affinity group(s) {groups_said} is left without a cluster depends on the order the "
+            f"scheduler takes them in ({len(shared)} group(s)), {unseen}"
+        )
+        out.append(warning(message, subject="queue"))
     return out
