@@ -155,7 +155,8 @@ FLEETS = 800
 
 
 def test_fleetrules_answers_whole_fleets_as_karmadas_scheduler() -> None:
-    """Karmada's scheduler over whole fleets with the WorkloadAffinity gate on (tests/data/oracle/fleets.go): 800
+    """Karmada's scheduler over whole fleets with the WorkloadAffinity and MultiplePodTemplatesScheduling gates on
+    (tests/data/oracle/fleets.go): 800
     fleets of 20-30 bindings, each scheduled after the one before it with the workload affinity and anti-affinity
     plugins reading the scheduler's binding cache, clusterAffinities terms tried in order; fleetrules must place
     every binding the same (clusters and replicas, the term, the error) and reject every cluster for the same
@@ -179,6 +180,10 @@ def test_fleetrules_answers_whole_fleets_as_karmadas_scheduler() -> None:
     assert len(bindings) > 15_000
     assert sum(1 for a in bindings if a.get("clusters")) > 8_000
     assert sum(1 for a in bindings if a.get("term") and a["term"] != "t0") > 500
+    components = {
+        f"{b['namespace']}/{b['name']}" for case in cases for b in case["bindings"] if "components" in b["spec"]
+    }
+    assert sum(1 for a in bindings if a["binding"] in components and a.get("clusters")) > 1_000
     reasons = [r for a in bindings for rs in (a.get("rejected") or {}).values() for r in rs]
     assert sum("affinity group does not target" in r for r in reasons) > 1_000
     assert sum("same anti-affinity group" in r for r in reasons) > 1_000

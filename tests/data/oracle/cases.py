@@ -290,6 +290,15 @@ def fleet_binding(rng: random.Random, index: int, names: list[str]) -> dict[str,
         spec["workloadAffinityGroups"] = groups
     if rng.random() < 0.2:  # scheduled before (its placement applied no longer known): scheduled again
         spec["clusters"] = [{"name": n, "replicas": 1} for n in sorted(rng.sample(names, rng.randint(1, len(names))))]
+    if rng.random() < 0.15:  # several pod templates (a FlinkDeployment's job manager and task managers)
+        spec["components"] = [
+            {"name": "jobmanager", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "1"}}},
+            {
+                "name": "taskmanager",
+                "replicas": rng.randint(1, 3),
+                "replicaRequirements": {"resourceRequest": {"cpu": rng.choice(["500m", "2"])}},
+            },
+        ]
     return {"namespace": namespace, "name": f"{name}-deployment", "labels": labels, "spec": spec}
 
 
