@@ -326,6 +326,9 @@ class DurableSession:
     def revision(self, owner: str) -> int:
         return self._revision.get(owner, 0)
 
+    def release(self, owner: str) -> None:
+        """durable-rules keeps its matches in force: nothing here is kept for asking again."""
+
     def evictions(self) -> Sequence[Decision]:
         return tuple(self._evictions)
 

@@ -275,6 +275,20 @@ class PlannedSession:
             counted = self._count(owner)
         return revision + sum(self._epoch[i] for i in counted) if counted else revision
 
+    def release(self, owner: str) -> None:
+        """The planned rules' answers about ``owner`` let go (made again when asked for: a policy's scope, once its
+        bindings are scheduled; a control plane's 2,000 policies held 1.9 M decisions to the end)."""
+        anchor = self._facts.get(owner)
+        if anchor is None:
+            return
+        for plan in self.program.plans_for(anchor):
+            for answers in (self._planned.get(plan.index), self._stale.get(plan.index)):
+                if answers is not None:
+                    answers.pop(owner)
+            appended = self._appended.get(plan.index)
+            if appended is not None:
+                appended.pop(owner, None)
+
     def _count(self, owner: str) -> tuple[int, ...]:
         anchor = self._facts.get(owner)
         if anchor is None:

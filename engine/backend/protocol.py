@@ -119,6 +119,10 @@ class Session(Protocol):
     def revision(self, owner: str) -> int:
         """A number that changes whenever the decisions about ``owner`` change."""
 
+    def release(self, owner: str) -> None:
+        """Let go of what is kept of the decisions about ``owner`` (made again if asked for again): an evaluation
+        does for a policy's scope once the policy's last binding is scheduled."""
+
     def evictions(self) -> Sequence[Decision]:
         """The evict decisions in force."""
 

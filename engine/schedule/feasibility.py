@@ -90,6 +90,7 @@ class Feasibility:
                 del cache[key]
         for workload in (False, True):
             self._feasible_at.pop((policy, workload), None)
+        self.session.release(self.store.scope_ids[policy])
 
     def terms(self, policy: ast.Policy) -> list[str | None]:
         """The policy's clusterAffinities terms (affinity_terms), made once."""
