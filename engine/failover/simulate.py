@@ -59,7 +59,7 @@ from engine.inputs.facts import (
 from engine.inputs.matching import taint_by_policies, taint_changes
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
-from engine.schedule.reschedule import requeued, waits_for_the_workload
+from engine.schedule.reschedule import is_workload, requeued, waits_for_the_workload
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
@@ -189,8 +189,7 @@ class Simulator:
             policy = self.engine.binding_policy.get(key)
             if policy is None or not binding.clusters:
                 continue
-            workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
-            alike = (policy.name.value, binding.observed_affinity_name, workload)
+            alike = (policy.name.value, binding.observed_affinity_name, is_workload(binding))
             found = answers.get(alike)
             if found is None:
                 found = answers[alike] = requeued(binding, policy, (cluster,))

@@ -25,8 +25,8 @@ from engine.inputs.facts import Binding, Facts
 from engine.kube import validation as k8s
 from engine.kube.goregexp import compile_anchored
 from engine.results import NotPropagated
+from engine.schedule.queue import priority_class
 from engine.schedule.selection import Choice
-from engine.syntax import ast
 
 RESERVED_NAMESPACES = ("karmada-system", "karmada-cluster")
 EXECUTION_SPACE_PREFIX = "karmada-es-"
@@ -104,10 +104,10 @@ def unbuilt_bindings(
         policy = choices[binding.key].policy if binding.key in choices else None
         if not binding.from_workload or policy is None:
             continue
-        named = next((s for s in policy.statements if isinstance(s, ast.SchedulePriority)), None)
-        if named is not None and named.class_name.value not in facts.priority_classes:
+        named = priority_class(policy)
+        if named is not None and named not in facts.priority_classes:
             message = (
-                f"policy {policy.name.value} names the PriorityClass {named.class_name.value}, which the snapshot does "
+                f"policy {policy.name.value} names the PriorityClass {named}, which the snapshot does "
                 "not hold: the detector fails to build its binding (Failed to get Kube PriorityClass)"
             )
             out.append(

@@ -151,13 +151,7 @@ class Feasibility:
             for info in infos:
                 for cluster, found in info.by_cluster.items():
                     by_cluster[cluster] = [*by_cluster[cluster], *found] if cluster in by_cluster else found
-            reason, alone, sort = self.reason, self.alone, self._sorted_reasons
-            rejected = Rejections(
-                {
-                    c: alone(reason(found[0])) if len(found := by_cluster[c]) == 1 else sort(found)
-                    for c in sorted(by_cluster)
-                }
-            )
+            rejected = Rejections({c: self._sorted_reasons(by_cluster[c]) for c in sorted(by_cluster)})
             feasible = self._not_rejected(by_cluster)
         shared = Shared(
             term=term,

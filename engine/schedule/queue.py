@@ -21,6 +21,12 @@ from engine.results import Placement
 from engine.syntax import ast
 
 
+def priority_class(policy: ast.Policy) -> str | None:
+    """The PriorityClass a policy's ``priority class`` statement (spec.schedulePriority) names, if any."""
+    named = next((s for s in policy.statements if isinstance(s, ast.SchedulePriority)), None)
+    return named.class_name.value if named is not None else None
+
+
 def queue_priority(
     binding: Binding, policy: ast.Policy | None, classes: Mapping[str, int], priority_based: bool = True
 ) -> int:
@@ -28,9 +34,9 @@ def queue_priority(
     ``priority class`` statement), else what the binding records, else 0; 0 for all without the gate."""
     if not priority_based:
         return 0
-    named = next((s for s in policy.statements if isinstance(s, ast.SchedulePriority)), None) if policy else None
-    if named is not None and named.class_name.value in classes:
-        return classes[named.class_name.value]
+    named = priority_class(policy) if policy is not None else None
+    if named is not None and named in classes:
+        return classes[named]
     return binding.schedule_priority or 0
 
 

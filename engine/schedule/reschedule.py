@@ -245,17 +245,21 @@ def held_by_lazy_activation(binding: Binding, policy: ast.Policy) -> bool:
     return bool(binding.clusters) and schedules_with_held_placement(binding, policy)
 
 
+def is_workload(binding: Binding) -> bool:
+    """ResourceBindingSpec.IsWorkload: replicas, replicaRequirements or components."""
+    return binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
+
+
 def requeued(binding: Binding, policy: ast.Policy, changed: Sequence[Cluster]) -> bool:
     """Whether a change of the ``changed`` clusters (their labels or spec: the cluster controller's taints, a
     ClusterTaintPolicy's) makes the scheduler schedule the binding again: enqueueAffectedBindings requeues a
     binding whose cluster affinity (the observed clusterAffinities term's; none: every binding) matches a changed
     cluster, and doScheduleBinding, finding nothing else changed, schedules it when its placement is Duplicated
-    or it is no workload (ResourceBindingSpec.IsWorkload: replicas, replicaRequirements or components)."""
+    or it is no workload (``is_workload``)."""
     if not changed:
         return False
-    workload = binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
     replicas = next((s for s in policy.statements if isinstance(s, ast.Replicas)), None)
-    if workload and replicas is not None and replicas.mode.value != "duplicated":
+    if is_workload(binding) and replicas is not None and replicas.mode.value != "duplicated":
         return False
     terms = [s for s in policy.statements if isinstance(s, ast.ClusterAffinity) and s.name is not None]
     if terms:  # getAffinityIndex: the observed term, else the first
