@@ -42,14 +42,30 @@ class Position:
     column: int  # 1-based
 
 
+_BITS = 27  # a line or column (and one more) of a 64 MiB text fits
+_MASK = (1 << _BITS) - 1
+
+
+def pack(key_line: int, key_column: int, value_line: int, value_column: int) -> int:
+    """An entry's positions (0-based; -1: a list's entry has no key) as one int: a snapshot has a million entries,
+    and a tuple of four held 65 MB of a 10 MB one's 172."""
+    return ((((key_line + 1) << _BITS | (key_column + 1)) << _BITS | value_line) << _BITS) | value_column
+
+
+def unpack(packed: int) -> tuple[int, int, int, int]:
+    value_column, packed = packed & _MASK, packed >> _BITS
+    value_line, packed = packed & _MASK, packed >> _BITS
+    return (packed >> _BITS) - 1, (packed & _MASK) - 1, value_line, value_column
+
+
 @dataclass
 class Marks:
     """Where the containers of one file's documents stand: the container, and each key or index."""
 
     file: str
-    # container id → ((line, column) of it, each entry's (key line, key column, value line, value column)),
-    # 0-based as the parser counts; plain tuples, as a fleet's snapshot has a few hundred thousand
-    _at: dict[int, tuple[tuple[int, int], dict[Any, tuple[int, int, int, int]]]] = field(default_factory=dict)
+    # container id → ((line, column) of it, each entry's (key line, key column, value line, value column) packed in
+    # one int: ``pack``), 0-based as the parser counts; a fleet's snapshot has a few hundred thousand
+    _at: dict[int, tuple[tuple[int, int], dict[Any, int]]] = field(default_factory=dict)
     _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
     # finds the positions of a container when first asked for one (a text read as JSON) and records them here
     # (those of the list item holding it, or of everything); True when nothing is left to find
@@ -70,7 +86,7 @@ class Marks:
         elif where is not None:
             self.begins(copy, (where.line - 1, where.column - 1))
 
-    def record(self, container: Any, where: tuple[int, int], entries: dict[Any, tuple[int, int, int, int]]) -> None:
+    def record(self, container: Any, where: tuple[int, int], entries: dict[Any, int]) -> None:
         self._at[id(container)] = (where, entries)
         self._keep.append(container)
 
@@ -88,7 +104,7 @@ class Marks:
         (line, column), entries = found
         if key is None or not isinstance(key, Hashable) or key not in entries:
             return Position(line + 1, column + 1)
-        key_line, key_column, value_line, value_column = entries[key]
+        key_line, key_column, value_line, value_column = unpack(entries[key])
         if of_key and key_line >= 0:
             return Position(key_line + 1, key_column + 1)
         return Position(value_line + 1, value_column + 1)
@@ -183,7 +199,7 @@ class _Loader(_Base):  # type: ignore[misc]
             self.flatten_mapping(node)  # merge keys (<<): merged entries come first, own keys override them
         mapping: dict[Any, Any] = {}
         self.built[id(node)] = mapping
-        entries: dict[Any, tuple[int, int, int, int]] = {}
+        entries: dict[Any, int] = {}
         first: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = self._value(key_node)
@@ -204,7 +220,7 @@ class _Loader(_Base):  # type: ignore[misc]
             first[key] = key_node
             mapping[key] = self._value(value_node)
             k, v = key_node.start_mark, value_node.start_mark
-            entries[key] = (k.line, k.column, v.line, v.column)
+            entries[key] = pack(k.line, k.column, v.line, v.column)
         self.marks.record(mapping, (node.start_mark.line, node.start_mark.column), entries)
         self.depth -= 1
         return mapping
@@ -214,7 +230,7 @@ class _Loader(_Base):  # type: ignore[misc]
         items: list[Any] = []
         self.built[id(node)] = items
         items.extend(self._value(child) for child in node.value)
-        marks = {i: (-1, -1, c.start_mark.line, c.start_mark.column) for i, c in enumerate(node.value)}
+        marks = {i: pack(-1, -1, c.start_mark.line, c.start_mark.column) for i, c in enumerate(node.value)}
         self.marks.record(items, (node.start_mark.line, node.start_mark.column), marks)
         self.depth -= 1
         return items
@@ -450,10 +466,11 @@ def _pair_positions(text: str, value: Any, marks: Marks, line: int, column: int)
             where, entries = found
             if line or column:
                 where = moved(*where)
-                entries = {
-                    k: (*(moved(kl, kc) if kl >= 0 else (kl, kc)), *moved(vl, vc))
-                    for k, (kl, kc, vl, vc) in entries.items()
-                }
+                shifted = {}
+                for k, packed in entries.items():
+                    kl, kc, vl, vc = unpack(packed)
+                    shifted[k] = pack(*(moved(kl, kc) if kl >= 0 else (kl, kc)), *moved(vl, vc))
+                entries = shifted
             marks.record(mine, where, entries)
         pairs += [(a, b) for a, b in children if isinstance(a, (dict, list))]
 
@@ -543,7 +560,7 @@ class _EventBuilder:
         where = (event.start_mark.line, event.start_mark.column)
         if type(event) is _START_MAP:
             mapping: dict[Any, Any] = {}
-            entries: dict[Any, tuple[int, int, int, int]] = {}
+            entries: dict[Any, int] = {}
             while True:
                 key_event: Any = self.next()
                 if isinstance(key_event, _END):
@@ -562,17 +579,17 @@ class _EventBuilder:
                 mapping[key] = self.value(value_event, depth + 1)
                 k: Any = key_event.start_mark
                 v: Any = value_event.start_mark
-                entries[key] = (k.line, k.column, v.line, v.column)
+                entries[key] = pack(k.line, k.column, v.line, v.column)
             self.marks.record(mapping, where, entries)
             return mapping
         if type(event) is _START_SEQ:
             items: list[Any] = []
-            positions: dict[Any, tuple[int, int, int, int]] = {}
+            positions: dict[Any, int] = {}
             while True:
                 item_event = self.next()
                 if isinstance(item_event, _END):
                     break
-                positions[len(items)] = (-1, -1, item_event.start_mark.line, item_event.start_mark.column)
+                positions[len(items)] = pack(-1, -1, item_event.start_mark.line, item_event.start_mark.column)
                 items.append(self.value(item_event, depth + 1))
             self.marks.record(items, where, positions)
             return items
