@@ -61,6 +61,9 @@ def answer_of(case: dict[str, Any]) -> dict[str, Any]:
 
 
 FIT_ERROR = re.compile(r"^0/(\d+) clusters are available: (.*)\.$")
+# a FitError's reasons: "N cluster(s) …", and the workload affinity plugins' own words ("N ResourceBinding …",
+# "N cluster already has …")
+_REASON = re.compile(r", (?=\d+ (?:cluster|ResourceBinding))")
 
 
 def _histogram(message: str) -> tuple[int, Counter[str]] | None:
@@ -69,7 +72,7 @@ def _histogram(message: str) -> tuple[int, Counter[str]] | None:
     if found is None:
         return None
     counts: Counter[str] = Counter()
-    for part in re.split(r", (?=\d+ cluster\(s\) )", found.group(2)):
+    for part in _REASON.split(found.group(2)):
         number, _, reason = part.partition(" ")
         counts[reason] += int(number)
     return int(found.group(1)), counts
@@ -338,29 +341,13 @@ def fleet_difference(ours: dict[str, Any], theirs: dict[str, Any], taints: dict[
             return "rejections"
         if ours["error"] == theirs["error"]:
             return ""
-        counted = _fleet_histogram(ours["error"])
+        counted = _histogram(ours["error"])
         if counted is None or not _one_reason_each(counted[1], theirs_rejected):
             return "message"
         return "fit-error order"
     if not ours.get("error") and (ours.get("term") or "") != (theirs.get("term") or ""):
         return "term"
     return ""
-
-
-# a FitError's reasons: "N cluster(s) …", and the workload affinity plugins' own words ("N ResourceBinding …",
-# "N cluster already has …")
-_FLEET_REASON = re.compile(r", (?=\d+ (?:cluster|ResourceBinding))")
-
-
-def _fleet_histogram(message: str) -> tuple[int, Counter[str]] | None:
-    found = FIT_ERROR.match(message)
-    if found is None:
-        return None
-    counts: Counter[str] = Counter()
-    for part in _FLEET_REASON.split(found.group(2)):
-        number, _, reason = part.partition(" ")
-        counts[reason] += int(number)
-    return int(found.group(1)), counts
 
 
 def compare_fleets(

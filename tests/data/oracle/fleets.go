@@ -51,9 +51,9 @@ type fleetAnswer struct {
 	Rejected map[string][]string `json:"rejected,omitempty"`
 }
 
-// fleetRejections runs every filter plugin (with its context, as the generic scheduler's findClustersThatFit
-// does) on every cluster.
-func fleetRejections(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus,
+// rejections runs every in-tree filter plugin, by name, on every cluster (with its context, as the generic
+// scheduler's findClustersThatFit gives it): the reasons of each that rejects it.
+func rejections(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus,
 	clusters []clusterv1alpha1.Cluster, schedCache cache.Cache) map[string][]string {
 	registry := frameworkplugins.NewInTreeRegistry()
 	names := make([]string, 0, len(registry))
@@ -125,7 +125,7 @@ func scheduleOne(algorithm core.ScheduleAlgorithm, rb *workv1alpha2.ResourceBind
 	option := &core.ScheduleAlgorithmOption{}
 	terms := rb.Spec.Placement.ClusterAffinities
 	if terms == nil {
-		rejected := fleetRejections(&rb.Spec, &rb.Status, clusters, schedCache)
+		rejected := rejections(&rb.Spec, &rb.Status, clusters, schedCache)
 		result, err := algorithm.Schedule(context.TODO(), &rb.Spec, &rb.Status, option)
 		var fitErr *framework.FitError
 		if err != nil && !errors.As(err, &fitErr) {
@@ -143,7 +143,7 @@ func scheduleOne(algorithm core.ScheduleAlgorithm, rb *workv1alpha2.ResourceBind
 	status := rb.Status.DeepCopy()
 	for index := affinityIndex(terms, rb.Status.SchedulerObservedAffinityName); index < len(terms); index++ {
 		status.SchedulerObservedAffinityName = terms[index].AffinityName
-		rejected := fleetRejections(&rb.Spec, status, clusters, schedCache)
+		rejected := rejections(&rb.Spec, status, clusters, schedCache)
 		result, err := algorithm.Schedule(context.TODO(), &rb.Spec, status, option)
 		if err == nil {
 			rb.Spec.Clusters = result.SuggestedClusters

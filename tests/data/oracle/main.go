@@ -11,14 +11,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"sort"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	clusterlister "github.com/karmada-io/karmada/pkg/generated/listers/cluster/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/scheduler/cache"
 	"github.com/karmada-io/karmada/pkg/scheduler/core"
-	"github.com/karmada-io/karmada/pkg/scheduler/framework"
 	frameworkplugins "github.com/karmada-io/karmada/pkg/scheduler/framework/plugins"
 	k8scache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -39,54 +37,17 @@ type answer struct {
 	Rejected map[string][]string `json:"rejected,omitempty"`
 }
 
-// rejections runs every in-tree filter plugin, by name, on every cluster: the reasons of each that rejects it.
-func rejections(c *testCase) map[string][]string {
-	registry := frameworkplugins.NewInTreeRegistry()
-	names := make([]string, 0, len(registry))
-	for name := range registry {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	out := map[string][]string{}
-	for _, name := range names {
-		plugin, err := registry[name]()
-		if err != nil {
-			panic(err)
-		}
-		filter, ok := plugin.(framework.FilterPlugin)
-		if !ok {
-			continue
-		}
-		for j := range c.Clusters {
-			result := filter.Filter(context.TODO(), &c.Spec, &c.Status, &c.Clusters[j])
-			if !result.IsSuccess() {
-				out[c.Clusters[j].Name] = append(out[c.Clusters[j].Name], result.Reasons()...)
-			}
-		}
-	}
-	return out
-}
-
 func main() {
 	klog.SetOutput(os.Stderr)
-	if len(os.Args) > 1 && os.Args[1] == "taints" {
-		taintDecisions()
-		return
+	modes := map[string]func(){
+		"taints":    taintDecisions,
+		"policies":  policyChoices,
+		"webhook":   webhookDecisions,
+		"fleets":    fleetDecisions,
+		"templates": templateDecisions,
 	}
-	if len(os.Args) > 1 && os.Args[1] == "policies" {
-		policyChoices()
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "webhook" {
-		webhookDecisions()
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "fleets" {
-		fleetDecisions()
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "templates" {
-		templateDecisions()
+	if len(os.Args) > 1 {
+		modes[os.Args[1]]()
 		return
 	}
 	var cases []testCase
@@ -108,7 +69,7 @@ func main() {
 		if err != nil {
 			panic(err)
 		}
-		rejected := rejections(c)
+		rejected := rejections(&c.Spec, &c.Status, c.Clusters, schedCache)
 		result, err := algorithm.Schedule(context.TODO(), &c.Spec, &c.Status, &core.ScheduleAlgorithmOption{})
 		if err != nil {
 			answers = append(answers, answer{Error: err.Error(), Rejected: rejected})
