@@ -23,7 +23,7 @@ import (
 )
 
 type testCase struct {
-	Clusters []clusterv1alpha1.Cluster         `json:"clusters"`
+	Clusters []clusterv1alpha1.Cluster          `json:"clusters"`
 	Spec     workv1alpha2.ResourceBindingSpec   `json:"spec"`
 	Status   workv1alpha2.ResourceBindingStatus `json:"status"`
 }
