@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from engine import Result, evaluate, load_facts, load_rules, to_json, to_text
+from engine.cli import main
 from engine.errors import FactError
 from engine.failover.controllers import Controllers
 from engine.inputs.facts import Binding, binding_name
@@ -280,3 +282,36 @@ def test_typed_lists_as_the_api_server_returns_them() -> None:
     assert [(b.key, b.api_version, b.replicas) for b in facts.bindings] == [("shop/web-deployment", "apps/v1", 2)]
     (warned,) = [w for w in facts.warnings if "Bad_Name" in w.message]
     assert warned.span is not None and warned.span.line == 6
+
+
+def test_many_templates_no_policy_selects_are_counted_by_kind(tmp_path: Path) -> None:
+    """A dump holds hundreds of templates no policy selects: beyond three, counted by kind in the text and in one
+    warning; --rejections all (every) lists each."""
+    rbac = "rbac.authorization.k8s.io/v1"
+    roles = [template("ClusterRole", f"system:role-{i}", api_version=rbac) for i in range(5)]
+    result = evaluated(
+        tmp_path, [*roles, template("Service", "web", "shop")], rules="policy p {\n  select { kind Pod }\n}\n"
+    )
+    text = to_text(result)
+    assert "no policy selects 6 bindings (--rejections all lists each):" in text
+    assert (
+        "  clusterrole 5: system.role-0-clusterrole, system.role-1-clusterrole, system.role-2-clusterrole and 2 more"
+        in (text)
+    )
+    assert "system.role-4-clusterrole: no policy selects it" in to_text(result, every_cluster=True)
+    (said,) = [w for w in result.warnings if "no policy selects" in w.message]
+    assert said.message.startswith("no policy selects 6 bindings: ClusterRole 5 (")
+
+
+def test_explain_names_why_a_template_is_not_propagated(tmp_path: Path) -> None:
+    (tmp_path / "snap.yaml").write_text(
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\n"
+    )
+    (tmp_path / "p.fr").write_text("policy p {\n  select { kind ConfigMap }\n}\n")
+    result = CliRunner().invoke(
+        main, ["explain", str(tmp_path / "p.fr"), "--facts", str(tmp_path / "snap.yaml"),
+               "--binding", "kube-system/c-configmap", "--cluster", "m1"]
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "kube-system/c-configmap is not propagated: namespace kube-system matches" in result.output
