@@ -8,10 +8,14 @@
   rules it feeds), and for a rule where it is evaluated (durable-rules, policy scope, or an indexed join).
 - Go to definition on an include: the included file, when the CLI would read it (in the rule tree, a rule file).
 
-Robust as an editor needs it (issue 28): a message the server cannot take gets an error response (a request
-with invalid params is answered, not dropped), a malformed header does not end the session (the reader finds
-the next ``Content-Length``), no Python traceback goes to the client, diagnostics wait for typing to pause
-(a newer change supersedes a pending one) and a document past ``MAX_DOCUMENT`` is not checked.
+Robust as an editor needs it, and as a hostile client tries it: a message the server cannot take gets an error
+response (a request with invalid params is answered, not dropped; a request after ``shutdown`` is an
+InvalidRequest, as LSP says), a malformed or absurd header does not end the session (the reader finds the next
+``Content-Length``; a length of thousands of digits, or past ``MAX_MESSAGE``, is refused without waiting for its
+body), a body nested past the JSON parser's recursion is a parse error, no Python traceback or exception text goes
+to the client, a document the editor has not opened is never read from disk, diagnostics wait for typing to pause
+(a newer change supersedes a pending one), a document past ``MAX_DOCUMENT`` is not checked, and SIGINT and SIGTERM
+end the server at once, quietly, even in the middle of a check.
 
 Outer layer, beside engine.cli: nothing in the pipeline imports it.
 """
@@ -19,11 +23,13 @@ Outer layer, beside engine.cli: nothing in the pipeline imports it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -32,10 +38,11 @@ from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument
 
 from engine.check.rules import load_rule_set
 from engine.check.semantic import check
@@ -238,13 +245,29 @@ def definition(uri: str, text: str, line: int, character: int, roots: Sequence[P
     return None
 
 
+INTERNAL_ERROR = "internal error in the fleetrules language server (its log on stderr says more)"
+
+
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol, sending no Python traceback to the client (an internal error's ``data``)."""
+    """pygls' protocol, sending no Python traceback (an internal error's ``data``) and no exception text (its
+    message, "TypeError: unhashable type: 'list'") to the client: the server's log on stderr has both."""
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
-        if error is not None and getattr(error, "data", None) is not None:
+        if error is not None and error.code == types.ErrorCodes.InternalError:
+            error = types.ResponseError(code=error.code, message=INTERNAL_ERROR)
+        elif error is not None and getattr(error, "data", None) is not None:
             error = types.ResponseError(code=error.code, message=error.message)
         super()._send_response(msg_id, result, error)
+
+
+class _Server(LanguageServer):
+    """pygls' server, whose out-of-band error messages (a notification that failed) say no exception text; a
+    failed request has its error response, as in pygls."""
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        _LOG.error("fleetrules lsp: %s: %s", getattr(source, "__name__", source), error)
+        if source is not FeatureRequestError:
+            self.window_show_message(types.ShowMessageParams(message=INTERNAL_ERROR, type=types.MessageType.Error))
 
 
 def _guarded(feature: Callable[..., _T]) -> Callable[..., _T | None]:
@@ -268,6 +291,7 @@ def _error(protocol: LanguageServerProtocol, msg_id: int | str | None, code: int
 
 _HEADER = re.compile(rb"Content-Length:[ \t]*(\d+)", re.IGNORECASE)
 MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message's body
+_DOCUMENT_NOTIFICATIONS = (types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_SAVE, types.TEXT_DOCUMENT_DID_CLOSE)
 
 
 class _Reader:
@@ -288,8 +312,10 @@ class _Reader:
 async def _serve(server: LanguageServer, reader: _Reader) -> None:
     """pygls' message loop (pygls.io_.run_async), answering what it drops: a header without a usable length is
     skipped up to the next ``Content-Length`` (pygls waited for one at the start of a line, so after one
-    malformed header it never answered again); a body that is not JSON gets a parse error; a request whose
-    params do not fit its method gets an invalid-params error with its id (pygls answered none)."""
+    malformed header it never answered again); a length past ``MAX_MESSAGE`` is refused at once and its body, if
+    any comes, skipped as the search for the next header reads it (reading it all first waited for 99 GB that
+    never came); a body that is not JSON, or nested past the parser's recursion, gets a parse error; a request
+    whose params do not fit its method gets an invalid-params error with its id (pygls answered none)."""
     protocol = server.protocol
     while not server._stop_event.is_set():  # type: ignore[union-attr]
         length: int | None = None
@@ -299,22 +325,18 @@ async def _serve(server: LanguageServer, reader: _Reader) -> None:
                 return
             found = _HEADER.search(line)
             if found is not None:
-                length = int(found.group(1))
+                digits = found.group(1)  # thousands of digits are past int()'s limit, and past any real message
+                length = int(digits) if len(digits) <= len(str(MAX_MESSAGE)) else MAX_MESSAGE + 1
             elif line.strip() == b"" and length is not None:
                 break
         if length > MAX_MESSAGE:
-            while length:  # read past it, a megabyte at a time
-                skipped = await reader.read(min(length, 1 << 20))
-                if not skipped:
-                    return
-                length -= len(skipped)
             _error(protocol, None, -32600, f"message over {MAX_MESSAGE} bytes")
             continue
         body = await reader.read(length) if length else b""
         try:
             data = json.loads(body)
-        except ValueError:
-            _error(protocol, None, -32700, "parse error: the body is not JSON")
+        except (ValueError, RecursionError):
+            _error(protocol, None, -32700, "parse error: the body is not JSON (or nests too deep)")
             continue
         try:
             message = protocol.structure_message(data) if isinstance(data, dict) else None
@@ -328,10 +350,37 @@ async def _serve(server: LanguageServer, reader: _Reader) -> None:
         if message is None or isinstance(message, dict):
             _error(protocol, None, -32600, "invalid request: not JSON-RPC 2.0")
             continue
+        if _refused(server, message):
+            continue
         try:
             protocol.handle_message(message)
         except Exception:  # one message's failure does not end the session
             _LOG.exception("fleetrules lsp: a message could not be handled")
+
+
+def _refused(server: LanguageServer, message: Any) -> bool:
+    """Whether ``message`` is one the server answers (or drops) itself: a request after ``shutdown`` gets
+    InvalidRequest (LSP: "If a server receives requests after a shutdown request those requests should error
+    with InvalidRequest"); a change, save or close of a document that was never opened is logged and dropped
+    (pygls raised KeyError, and said so to the client)."""
+    method = getattr(message, "method", None)
+    msg_id = getattr(message, "id", None)
+    if server.protocol._shutdown and method is not None and msg_id is not None and method != types.EXIT:
+        _error(server.protocol, msg_id, types.ErrorCodes.InvalidRequest, "the server is shut down")
+        return True
+    if method in _DOCUMENT_NOTIFICATIONS and msg_id is None:
+        uri = message.params.text_document.uri
+        if _opened(server, uri) is None:
+            _LOG.warning("fleetrules lsp: %s for a document that is not open: %s", method, uri)
+            return True
+    return False
+
+
+def _opened(server: LanguageServer, uri: str) -> TextDocument | None:
+    """The document as the editor holds it, or None when the editor has not opened it: the server never reads
+    a ``file://`` URI it is merely told of from disk (a formatting request for /etc/shadow answers nothing)."""
+    document: TextDocument | None = server.workspace.text_documents.get(unquote(uri))
+    return document
 
 
 def server() -> LanguageServer:
@@ -341,9 +390,7 @@ def server() -> LanguageServer:
         own = version("fleetrules")
     except PackageNotFoundError:
         own = "0"
-    ls = LanguageServer(
-        "fleetrules", own, text_document_sync_kind=types.TextDocumentSyncKind.Full, protocol_cls=_Protocol
-    )
+    ls = _Server("fleetrules", own, text_document_sync_kind=types.TextDocumentSyncKind.Full, protocol_cls=_Protocol)
     pending: dict[str, int] = {}  # uri → the number of its latest change
 
     def roots() -> list[Path]:
@@ -353,7 +400,9 @@ def server() -> LanguageServer:
 
     @_guarded
     def publish(uri: str) -> None:
-        document = ls.workspace.get_text_document(uri)
+        document = _opened(ls, uri)
+        if document is None:
+            return
         found = diagnostics(uri, document.source, roots())
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version=document.version))
 
@@ -384,26 +433,43 @@ def server() -> LanguageServer:
     @_guarded
     def format_document(params: types.DocumentFormattingParams) -> Sequence[types.TextEdit] | None:
         uri = params.text_document.uri
-        source = ls.workspace.get_text_document(uri).source
-        return formatting(uri, source) if len(source) <= MAX_DOCUMENT else None
+        document = _opened(ls, uri)
+        if document is None or len(document.source) > MAX_DOCUMENT:
+            return None
+        return formatting(uri, document.source)
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     @_guarded
     def on_hover(params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        source = ls.workspace.get_text_document(uri).source
-        if len(source) > MAX_DOCUMENT:
+        document = _opened(ls, uri)
+        if document is None or len(document.source) > MAX_DOCUMENT:
             return None
-        return hover(uri, source, params.position.line, params.position.character)
+        return hover(uri, document.source, params.position.line, params.position.character)
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
     @_guarded
     def on_definition(params: types.DefinitionParams) -> types.Location | None:
         uri = params.text_document.uri
-        source = ls.workspace.get_text_document(uri).source
-        return definition(uri, source, params.position.line, params.position.character, roots())
+        document = _opened(ls, uri)
+        if document is None:
+            return None
+        return definition(uri, document.source, params.position.line, params.position.character, roots())
 
     return ls
+
+
+class _Stopped(BaseException):
+    """SIGINT or SIGTERM, raised where the server is (in the middle of a check too): asyncio.run's own SIGINT
+    handler only cancels its task when the loop next runs, after the check, and SIGTERM printed a traceback."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped(signum)
 
 
 def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
@@ -412,9 +478,17 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None
     ls._stop_event = threading.Event()
     reader = _Reader(stdin or sys.stdin.buffer)
     ls.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _stop)
     try:
         asyncio.run(_serve(ls, reader))
     except (BrokenPipeError, KeyboardInterrupt):
         pass  # the client went away
+    except _Stopped as stopped:
+        # at once: the reader's thread is blocked reading standard input, and the interpreter would wait for it
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(stopped.code)
     finally:
         ls.shutdown()  # type: ignore[no-untyped-call]

@@ -195,7 +195,8 @@ def test_no_traceback_goes_to_the_client() -> None:
     assert error.data is not None
     protocol._send_response(1, error=error)
     (message,) = sent
-    assert message.error.data is None and "boom" in message.error.message  # type: ignore[attr-defined]
+    assert message.error.data is None and "boom" not in message.error.message  # type: ignore[attr-defined]
+    assert "its log on stderr says more" in message.error.message  # type: ignore[attr-defined]
 
 
 def test_a_document_past_the_limit_is_not_checked() -> None:
@@ -217,3 +218,114 @@ def test_go_to_definition_goes_only_where_the_cli_reads(tmp_path: Path) -> None:
         assert definition(uri, f'include "{target}"\n', 0, 10) is None, target
     found = definition(uri, 'include "../common/base.fr"\n', 0, 10, [tmp_path])
     assert found is not None and found.uri == (tmp_path / "common" / "base.fr").as_uri()
+
+
+def _framed(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_absurd_framing_is_answered_and_the_session_goes_on() -> None:
+    """A length of 5,000 digits ended the server (int()'s digit limit); a body of arrays nested 100,000 deep
+    ended it (RecursionError); a length of 99,999,999,999 wedged it, reading the next messages as that body."""
+    nested = b"[" * 100_000 + b"]" * 100_000
+    replies = _raw_session(
+        b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n",
+        b"Content-Length: %d\r\n\r\n" % len(nested) + nested,
+        b"Content-Length: 99999999999\r\n\r\n",
+        _framed({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {"bogus": 1}}),
+    )
+    errors = [r["error"]["code"] for r in replies if r.get("id") is None and "error" in r]  # type: ignore[index]
+    assert errors == [-32600, -32700, -32600]
+    by_id = {r.get("id"): r for r in replies if "id" in r}
+    assert by_id[7]["error"]["code"] == -32602 and "error" not in by_id[99]  # type: ignore[index]
+
+
+def test_a_request_after_shutdown_is_an_invalid_request() -> None:
+    hover = {"textDocument": {"uri": "file:///x.fr"}, "position": {"line": 0, "character": 0}}
+    replies = _raw_session(
+        _framed({"jsonrpc": "2.0", "id": 50, "method": "shutdown"}),
+        _framed({"jsonrpc": "2.0", "id": 51, "method": "textDocument/hover", "params": hover}),
+    )
+    by_id = {r.get("id"): r for r in replies if "id" in r}
+    assert by_id[50].get("result") is None and "error" not in by_id[50]
+    assert by_id[51]["error"] == {"code": -32600, "message": "the server is shut down"}
+
+
+def test_no_exception_text_and_no_file_the_editor_did_not_open(tmp_path: Path) -> None:
+    """A didChange of an unopened document showed the client "KeyError"; formatting, hover and definition read
+    any file:// URI from disk, outside the workspace too (formatting returned the file's text)."""
+    secret = tmp_path / "secret.fr"
+    secret.write_text("policy   secret {select{kind Job}}\n")
+    uri = secret.as_uri()
+    position = {"line": 0, "character": 10}
+    replies = _raw_session(
+        _framed(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "x"}]},
+            }
+        ),
+        _framed(
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "textDocument/formatting",
+                "params": {"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}},
+            }
+        ),
+        _framed(
+            {
+                "jsonrpc": "2.0",
+                "id": 6,
+                "method": "textDocument/hover",
+                "params": {"textDocument": {"uri": uri}, "position": position},
+            }
+        ),
+        _framed(
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "textDocument/definition",
+                "params": {"textDocument": {"uri": uri}, "position": position},
+            }
+        ),
+    )
+    by_id = {r.get("id"): r for r in replies if "id" in r}
+    assert [by_id[i].get("result", "missing") for i in (5, 6, 7)] == [None, None, None]
+    assert "secret" not in json.dumps(replies) and "KeyError" not in json.dumps(replies)
+    assert not [r for r in replies if r.get("method") == "window/showMessage"]
+
+
+def test_sigterm_and_sigint_end_the_server_at_once_while_it_checks(tmp_path: Path) -> None:
+    """SIGTERM in the middle of a check printed a traceback; SIGINT waited for the check to end."""
+    import signal
+    import subprocess
+    import time
+
+    from engine.lsp import MAX_DOCUMENT
+
+    one = "policy p%d {\n  select { kind Deployment name web%d }\n  clusters { labels { env = prod } }\n}\n"
+    text = "".join(one % (i, i) for i in range(MAX_DOCUMENT // len(one % (99999, 99999))))
+    item = {"uri": (tmp_path / "big.fr").as_uri(), "languageId": "fleetrules", "version": 1, "text": text}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        server = subprocess.Popen(
+            [sys.executable, "-m", "engine", "lsp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert server.stdin is not None
+        server.stdin.write(_framed({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}))
+        server.stdin.write(
+            _framed({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}})
+        )
+        server.stdin.flush()
+        time.sleep(3)  # started, and checking the document
+        server.send_signal(signum)
+        sent = time.monotonic()
+        _, err = server.communicate(timeout=60)
+        took = time.monotonic() - sent
+        assert server.returncode == 128 + signum and b"Traceback" not in err, err[-2000:]
+        assert took < 2.5, took

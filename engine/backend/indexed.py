@@ -12,6 +12,7 @@ another nor counts against a `not`).
 
 from __future__ import annotations
 
+import itertools
 import operator
 import sys
 from collections import defaultdict
@@ -602,6 +603,10 @@ class _Emitter:
 
     def _key(self, step: Step, depth: int, exit: str) -> str:
         """Emit the values of the step's keys; returns the expression of their tuple."""
+        return f"({', '.join(self._key_values(step, depth, exit))},)"
+
+    def _key_values(self, step: Step, depth: int, exit: str) -> list[str]:
+        """Emit the values of the step's keys; returns their expressions."""
         values = []
         for i, value in enumerate(step.values):
             if isinstance(value, ir.Ref):
@@ -613,12 +618,14 @@ class _Emitter:
                 values.append(f"({name} if {name}.__class__ is not list else tuple({name}))")
             else:
                 values.append(self._literal(hashable(value)))
-        return f"({', '.join(values)},)"
+        return values
 
     def _candidates(self, step: Step, depth: int, exit: str) -> str:
         """Emit the step's lookup; returns the expression of its candidates. ``exit``: the statement that
         ends this match when a key's value is absent (an equality with it never holds; for a `not`, the
         lookup of the missing marker finds nothing, which is what it should find)."""
+        if step.choices and not self._batched(step):
+            return self._chosen(step, depth)
         if not step.keys:
             return f"S.all_of({step.fact_type!r})"
         key = self._key(step, depth, exit)
@@ -639,6 +646,28 @@ class _Emitter:
         self.lookups.append((step.fact_type, step.keys))
         self._line(depth, f"b{depth} = X[{len(self.lookups) - 1}].get({key})")
         return f"(b{depth}.values() if b{depth} is not None else ())"
+
+    def _chosen(self, step: Step, depth: int) -> str:
+        """Emit the lookups of a `not` step with choices (joins.Step): one per combination of their operands, in
+        an index on the keys and the chosen properties; returns the expression of the candidates they find (a
+        key value that is absent looks up the missing marker, which no fact has)."""
+        keys = self._key_values(step, depth, "continue")  # a `not`'s: no exit is emitted
+        options = []
+        for i, (_, operands) in enumerate(step.choices):
+            names = []
+            for j, operand in enumerate(operands):
+                if isinstance(operand, ir.Ref):
+                    name = f"c{depth}_{i}_{j}"
+                    self._line(depth, f"{name} = {self._operand(operand)}")
+                    names.append(f"({name} if {name}.__class__ is not list else tuple({name}))")
+                else:
+                    names.append(self._literal(hashable(operand)))
+            options.append(names)
+        lookups = [f"({', '.join([*keys, *combination])},)" for combination in itertools.product(*options)]
+        self.lookups.append((step.fact_type, (*step.keys, *(prop for prop, _ in step.choices))))
+        self._line(depth, f"x{depth} = X[{len(self.lookups) - 1}]")
+        found = f"(x{depth}.get(_k) or {{}}).values()"
+        return f"(_f for _k in dict.fromkeys(({', '.join(lookups)},)) for _f in {found})"
 
     @staticmethod
     def _batched(step: Step) -> bool:

@@ -16,10 +16,8 @@ import io
 import os
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -127,27 +125,6 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, io.UnsupportedOperation):
         pass  # not a real file (tests): nothing is flushed at exit
-
-
-def write_report(path: str | None, html: Callable[[], str]) -> None:
-    """The HTML report (``html`` makes it, only when asked for) written whole or not at all: to a temporary file
-    beside it, then renamed."""
-    if path is None:
-        return
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise UsageError(f"--report: no such directory: {target.parent}")
-    if target.is_symlink() or (target.exists() and not target.is_file()):  # a device, a FIFO, a link elsewhere
-        raise UsageError(f"--report: {path} exists and is not a regular file; give the path of a file to write")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(html())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def progress(total: int, label: str) -> contextlib.AbstractContextManager[Callable[[int], None] | None]:

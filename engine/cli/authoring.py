@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import codecs
-import contextlib
 import difflib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from engine.check.rules import load_rule_set
 from engine.cli import inputs, options
 from engine.cli.app import EXIT_PROBLEMS, EXIT_USAGE, guarded, main, package_version, say
 from engine.cli.formats import CHECK, Checked
+from engine.cli.output import replace_file
 from engine.errors import Diagnostic, FleetrulesError, render
 from engine.inputs.files import MAX_FILE_BYTES, display_path, expand, read_source
 from engine.render.karmada import policies_yaml
@@ -45,7 +44,7 @@ def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> Non
     CHECK.write(output_format, Checked(diagnostics, rule_set.sources, package_version()))
     errors = sum(d.is_error for d in diagnostics)
     if output_format == "text":
-        files = len(rule_set.files)
+        files = len(rule_set.sources)  # read, whether or not they parse
         summary = f"{errors} error{'s' * (errors != 1)}, {len(diagnostics) - errors} warning"
         summary += f"{'s' * (len(diagnostics) - errors != 1)} in {files} file{'s' * (files != 1)}"
         say(summary, err=True)
@@ -56,32 +55,9 @@ def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> Non
 
 
 def _rewrite(path: Path, text: str) -> None:
-    """Replace the file's text, keeping what the file is: a symlink is written through to its target,
-    the mode (and owner, where allowed) stays, a leading BOM stays. The new text is written to a
-    temporary file and renamed over the old one, so a failure leaves the old file whole; a file with
-    several hard links is written in place instead (a rename would split it from its other names)."""
-    target = Path(os.path.realpath(path))
-    info = target.stat()
-    data = (codecs.BOM_UTF8 if target.read_bytes().startswith(codecs.BOM_UTF8) else b"") + text.encode("utf-8")
-    if info.st_nlink > 1:
-        with open(target, "r+b") as handle:
-            handle.write(data)
-            handle.truncate()
-        return
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        try:  # the owner and group first: changing them clears the setuid and setgid bits the mode then sets
-            os.chown(tmp, info.st_uid, info.st_gid)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.chown(tmp, -1, info.st_gid)  # not the owner's to give away: the group, where allowed
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace the file's text as ``replace_file`` does, keeping a leading BOM."""
+    bom = codecs.BOM_UTF8 if Path(os.path.realpath(path)).read_bytes().startswith(codecs.BOM_UTF8) else b""
+    replace_file(path, bom + text.encode("utf-8"))
 
 
 @main.command()

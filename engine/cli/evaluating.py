@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import click
 
 from engine.cli import inputs, options
-from engine.cli.app import guarded, main, package_version, progress, say, warn, write_report
+from engine.cli.app import guarded, main, package_version, progress, say, warn
 from engine.cli.formats import EVAL, SIMULATE, Evaluated, Simulated
+from engine.cli.output import write_report
 from engine.errors import UsageError, did_you_mean
 from engine.evaluate import evaluate
 from engine.evaluate import simulate as run_simulation
@@ -134,5 +135,5 @@ def report(
     if base:
         old = evaluate(inputs.rules(base), loaded, when, again, flags, reference=reference)
         changes = compare(old, result, 0)
-    write_report(report_path, lambda: report_html(package_version(), result, timeline, changes))
+    write_report(report_path, lambda: report_html(package_version(), result, timeline, changes), "-o/--output")
     say(f"wrote {report_path}", err=True)

@@ -12,8 +12,9 @@ from pathlib import Path
 import click
 
 from engine.cli import inputs, options
-from engine.cli.app import EXIT_PROBLEMS, guarded, main, package_version, progress, say, warn, write_report
+from engine.cli.app import EXIT_PROBLEMS, guarded, main, package_version, progress, say, warn
 from engine.cli.formats import DIFF, RESILIENCE, TEST, Compared, Swept, Tested
+from engine.cli.output import write_report
 from engine.errors import UsageError, warning
 from engine.evaluate import evaluate
 from engine.inputs.rules import RuleSet

@@ -41,6 +41,10 @@ class Step:
     # of a rule that only prefers: the facts this step matches are grouped by these properties, the only
     # ones later steps read, and each group continues the match once, its weight times the group's size
     group_by: tuple[str, ...] | None = None
+    # of a `not`: properties each tested equal to one of several operands (``x.key == "" or x.key == t.key``), so
+    # that the facts looked up are those of every combination of them, not every fact of the other keys (a
+    # toleration per taint, not every toleration of the policy per taint); ``residual`` still tests them
+    choices: tuple[tuple[str, tuple[Operand, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,23 @@ def _key_tests(cond: ir.Cond, bound: set[str]) -> dict[str, ir.Test]:
     return out
 
 
+def _choice_tests(cond: ir.Cond, bound: set[str], taken: set[str]) -> dict[str, tuple[Operand, ...]]:
+    """The top-level disjunctions of ``cond`` whose every item is an equality of one property (not among
+    ``taken``) with a literal or an already matched fact: the property → its operands."""
+    items = cond.items if isinstance(cond, ir.AllOf) else (cond,)
+    out: dict[str, tuple[Operand, ...]] = {}
+    for item in items:
+        if not isinstance(item, ir.AnyOf):
+            continue
+        tests = [t for t in item.items if isinstance(t, ir.Test) and t.op == "=="]
+        props = {t.prop for t in tests}
+        if len(tests) != len(item.items) or len(props) != 1 or props & taken or props & set(out):
+            continue
+        if all(not isinstance(t.operand, ir.Ref) or t.operand.alias in bound for t in tests):
+            out[tests[0].prop] = tuple(dict.fromkeys(t.operand for t in tests))
+    return out
+
+
 def _step(pattern: ir.Pattern, bound: set[str]) -> Step:
     """The pattern as a step once ``bound`` aliases are matched: its key tests looked up, the rest checked."""
     tests = _key_tests(pattern.cond, bound)
@@ -96,7 +117,18 @@ def _step(pattern: ir.Pattern, bound: set[str]) -> Step:
     items = pattern.cond.items if isinstance(pattern.cond, ir.AllOf) else (pattern.cond,)
     residual = ir.all_of(*(item for item in items if item not in tests.values()))
     operands = tuple(tests[k].operand for k in keys)
-    return Step(pattern.alias, pattern.fact_type, pattern.negated, tuple(keys), operands, pattern.cond, residual)
+    choices = sorted(_choice_tests(pattern.cond, bound, set(keys)).items()) if pattern.negated else []
+    return Step(
+        pattern.alias,
+        pattern.fact_type,
+        pattern.negated,
+        tuple(keys),
+        operands,
+        pattern.cond,
+        residual,
+        None,
+        tuple(choices),
+    )
 
 
 def plan(rule: ir.Rule) -> JoinPlan | None:

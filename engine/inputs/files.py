@@ -24,12 +24,15 @@ def display_path(path: Path) -> str:
 
 def expand(paths: object, suffixes: tuple[str, ...] = (RULE_SUFFIX,)) -> list[Path]:
     """Files named directly, and the files below named directories whose names end in one of
-    ``suffixes``, sorted; a missing path is a usage error."""
+    ``suffixes``, sorted; a missing path, and a link below a directory to a file outside it, are usage errors."""
     found: list[Path] = []
     for raw in path_list(paths):
         path = Path(raw)
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+            below = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
+            for found_below in below:
+                _stays_below(found_below, path)
+            found += below
         elif path.is_file():
             found.append(path)
         elif path.exists():
@@ -37,6 +40,17 @@ def expand(paths: object, suffixes: tuple[str, ...] = (RULE_SUFFIX,)) -> list[Pa
         else:
             raise UsageError(f"no such file or directory: {raw}")
     return found
+
+
+def _stays_below(path: Path, directory: Path) -> None:
+    """That ``path``, found below ``directory``, stays there after symlinks: a link that leaves it is a
+    UsageError naming the link: a directory given is read (and ``fmt`` rewrites it) as it stands, never a file it
+    points elsewhere to (a rule test's fixtures, a formatter run over a checkout). Name such a file to read it."""
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(os.path.realpath(directory)):
+        raise UsageError(
+            f"{path}: a link to {real}, outside the directory given ({directory}); name the file itself to read it"
+        )
 
 
 def path_list(paths: object, what: str = "paths") -> list[str | os.PathLike[str]]:

@@ -178,7 +178,11 @@ class _Loader(_Base):  # type: ignore[misc]
                 self.aliased = True  # PyYAML's own memo may share values here: the expanded size is checked
                 value = self.construct_object(node, deep=True)
         except (TypeError, ValueError, KeyError, AttributeError):  # a tag its value cannot have: !!int x
-            what = repr(node.value) if isinstance(node, yaml.ScalarNode) else f"a {_KINDS.get(type(node), 'mapping')}"
+            if isinstance(node, yaml.ScalarNode):
+                shown = node.value if len(node.value) <= 40 else f"{node.value[:20]}…{node.value[-5:]}"
+                what = repr(shown) + (f" ({len(node.value):,} characters)" if shown != node.value else "")
+            else:
+                what = f"a {_KINDS.get(type(node), 'mapping')}"
             message = f"cannot read {what} as !!{tag.removeprefix('tag:yaml.org,2002:')}"
             raise yaml.constructor.ConstructorError(None, None, message, node.start_mark) from None
         self.built[id(node)] = value
@@ -546,7 +550,12 @@ class _EventBuilder:
             constructor = self.reader.yaml_constructors.get(tag)
             if constructor is None:
                 raise _Unusual(tag)
-            value = constructor(self.reader, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style))
+            try:
+                value = constructor(
+                    self.reader, yaml.ScalarNode(tag, text, event.start_mark, event.end_mark, event.style)
+                )
+            except ValueError:  # an integer past Python's 4,300 digits: the loader says so where it is
+                raise _Unusual("a scalar its tag cannot have") from None
         self.plain[text] = value  # scalars are immutable: one object for each text (a snapshot repeats them)
         return value
 

@@ -29,6 +29,10 @@ MAX_ERRORS = 50
 # how deep the syntax tree may nest (`not not not …`, parentheses): every later stage walks it recursively
 MAX_NESTING = 100
 _CLOSERS = {"RBRACE", "RPAR", "RSQB"}
+_OPENERS = {"LBRACE", "LPAR", "LSQB"}
+# the longest number or duration a rule file may write: past any field's range (Karmada's are int32 and int64),
+# and short of Python's 4,300-digit limit of reading an int
+MAX_DIGITS = 30
 # After a syntax error, this many tokens must fit again before another error is reported.
 _QUIET_AFTER_ERROR = 3
 _TERMINAL_DESCRIPTIONS = {
@@ -92,20 +96,29 @@ def _unexpected_token(path: str, token: Token, expected: set[str]) -> Diagnostic
     return error(f"unexpected '{text}'; expected {listed}", _token_span(path, token))
 
 
-def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Token], list[ast.Comment]]:
-    """All tokens of ``text``; a character no token starts with is reported and treated as a blank."""
+def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Token], list[ast.Comment], bool]:
+    """All tokens of ``text``; a character no token starts with is reported and treated as a blank, a number
+    longer than ``MAX_DIGITS`` is reported and read as 0, so that parsing goes on to find the other errors (the
+    flag returned: then the tree is no use to the checker, which would judge the 0)."""
     parser = _parser()
     chars = list(text)
     while True:
         tokens: list[Token] = []
         comments: list[ast.Comment] = []
+        too_long = False
         try:
             for token in parser.lex("".join(chars), dont_ignore=True):
                 if token.type == "COMMENT":
                     comments.append(ast.Comment(str(token), span=_token_span(path, token)))
+                elif token.type in ("INT", "DURATION") and len(token) > MAX_DIGITS:
+                    what = "number" if token.type == "INT" else "duration"
+                    message = f"a {what} of {len(token):,} characters; numbers here have at most {MAX_DIGITS} digits"
+                    diagnostics.append(error(message, _token_span(path, token)))
+                    tokens.append(token.update(value="0" if token.type == "INT" else "0s"))
+                    too_long = True
                 elif token.type != "WS":
                     tokens.append(token)
-            return tokens, comments
+            return tokens, comments, too_long
         except UnexpectedCharacters as exc:
             position = exc.pos_in_stream or 0
             bad = chars[position]
@@ -114,7 +127,7 @@ def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Toke
             hint = "; numbers and durations cannot be negative" if negative else ""
             diagnostics.append(error(f"unexpected character {bad!r}{hint}", span))
             if len(diagnostics) >= MAX_ERRORS:
-                return [], []
+                return [], [], False
             chars[position] = " "
 
 
@@ -148,7 +161,13 @@ def _parse_tokens(path: str, text: str, tokens: list[Token], diagnostics: list[D
     state: ParserState[Any] = _parser().parse_interactive(text).parser_state
     recovering = False
     taken_since_error = _QUIET_AFTER_ERROR
+    brackets = nots = 0  # open brackets, and `not`s in a row: how deep the tree being parsed nests
     for token in tokens:
+        brackets += (token.type in _OPENERS) - (token.type in _CLOSERS and brackets > 0)
+        nots = nots + 1 if token.type == "NOT" else 0
+        if brackets + nots > MAX_NESTING:  # stop here: each token fed below copies a stack as deep as this
+            diagnostics.append(error(f"nested more than {MAX_NESTING} levels deep", _token_span(path, token)))
+            return None
         trial = _fed(state, token)
         if trial is None:
             if not recovering and taken_since_error >= _QUIET_AFTER_ERROR:
@@ -192,9 +211,9 @@ def parse(text: str, path: str = "<string>") -> ast.File:
 def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, list[Diagnostic]]:
     """Like parse, but returns whatever tree recovery produced along with the syntax errors."""
     diagnostics: list[Diagnostic] = []
-    tokens, comments = _lex(path, text, diagnostics)
+    tokens, comments, too_long = _lex(path, text, diagnostics)
     tree = _parse_tokens(path, text, tokens, diagnostics) if len(diagnostics) < MAX_ERRORS else None
-    if tree is None:
+    if tree is None or too_long:
         if not diagnostics:
             diagnostics.append(error("the file could not be parsed", Span(path, 1, 1, 1, 2)))
         return None, diagnostics
