@@ -34,6 +34,7 @@ from engine.review.resilience import (
     scenarios,
     sweep,
     told_apart,
+    usable_workers,
 )
 from engine.review.testing import TEST_SUFFIX, run_tests
 
@@ -167,6 +168,12 @@ def resilience(
     if not plan:
         what = "clusters" if by == "cluster" else f"{by} values among the clusters (a cluster without one is left out)"
         raise UsageError(f"no scenarios: fewer than {k} {what}")
+
+    if address is None:
+        usable, cut = usable_workers(workers, len(plan) + 1)
+        if cut is not None:
+            warn(warning(cut, subject="resilience"))
+            workers = usable
 
     def run(rule_set: RuleSet, label: str, said: bool) -> list[Impact]:
         """The impacts of the plan's scenarios; ``said``: warn of what the fleet does with nothing failing (one

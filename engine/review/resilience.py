@@ -22,10 +22,12 @@ import itertools
 import os
 import signal
 import sys
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from engine.collector import with_fewer_collections
@@ -585,7 +587,7 @@ def sweep(
         return []
     if scheduler is not None:
         return _on_dask(job, plan, scheduler, progress)
-    count = min(workers if workers is not None else (os.cpu_count() or 1), len(plan))  # no idle workers
+    count, _ = usable_workers(workers, len(plan))
     if count == 1:
         base = Base(rules, facts, controllers, reference)
         try:
@@ -600,9 +602,65 @@ def sweep(
     return _on_pool(job, plan, count, progress)
 
 
+WORKER_BYTES = 64 * 1024 * 1024  # the least a worker takes (a small fleet's: about 66 MB measured)
+
+
+def usable_workers(requested: int | None, scenarios: int) -> tuple[int, str | None]:
+    """How many local workers a sweep of ``scenarios`` runs on when ``requested`` (None: one per core), and
+    why fewer, if so: never more than the scenarios, the cores, or the workers the memory available holds
+    (each about this process's size, as a forked worker grows to; at least ``WORKER_BYTES``): 1,024 workers
+    on a small machine was 66 GB asked of it."""
+    cores = os.cpu_count() or 1
+    each = max(WORKER_BYTES, _own_bytes())
+    room = _available_bytes()
+    by_memory = max(1, room // each) if room is not None else None
+    bounds = [
+        (scenarios, f"{scenarios} scenario{'s' * (scenarios != 1)}"),
+        (cores, f"{cores} core{'s' * (cores != 1)}"),
+    ]
+    if by_memory is not None:
+        bounds.append((by_memory, f"memory for {by_memory} of about {each // (1024 * 1024)} MiB each"))
+    count, reason = min(bounds, key=lambda b: b[0])
+    wanted = cores if requested is None else requested
+    if wanted <= count:
+        return wanted, None
+    return count, None if requested is None or count == scenarios else f"--workers {requested}: {count} ({reason})"
+
+
+def _own_bytes() -> int:
+    """This process's resident size (what a forked worker starts sharing, and grows to), or 0 where unknown."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _available_bytes() -> int | None:
+    """The memory available to new processes: the kernel's MemAvailable, less where a cgroup (a container)
+    allows less; None where neither is known."""
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit != "max":
+            found.append(max(0, int(limit) - int(used)))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
 def _on_pool(job: Sweep, plan: Sequence[Scenario], count: int, progress: Callable[[int], None] | None) -> list[Impact]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     chunks = _chunks(plan, count * 4)
     forking = "fork" in multiprocessing.get_all_start_methods()
@@ -614,19 +672,48 @@ def _on_pool(job: Sweep, plan: Sequence[Scenario], count: int, progress: Callabl
     context = multiprocessing.get_context("fork" if forking else "spawn")
     try:
         pool = ProcessPoolExecutor(count, mp_context=context, initializer=_start_worker, initargs=(job, os.getpid()))
+        processes: list[Any] = []
         try:
             futures = [pool.submit(_run_pool_chunk, [plan[i] for i in chunk]) for chunk in chunks]
+            processes = list((pool._processes or {}).values())
             impacts = _in_order(plan, chunks, (f.result() for f in futures), progress)
-        except BaseException:  # Ctrl-C, a termination, a failure: stop now, not after the running chunks
+        except BaseException as exc:  # Ctrl-C, a termination, a failure: stop now, not after the running chunks
+            died = _died(processes) if isinstance(exc, BrokenProcessPool) else None  # before the others are ended
             for process in list((pool._processes or {}).values()):
                 process.kill()
             pool.shutdown(wait=False, cancel_futures=True)
+            if died is not None:
+                raise UsageError(died) from None
             raise
         pool.shutdown(wait=True)
         return impacts
     finally:
         if forking:
             _BASES.pop(job.key).close()
+
+
+def _died(processes: Sequence[Any]) -> str:
+    """Which pool workers died and how (a signal, as the OOM killer's SIGKILL, or an exit code). The pool
+    terminates its other workers itself once one dies (SIGTERM): the one that died first is the one with
+    another end, waited for up to a second (it may not be reaped yet)."""
+    deadline = time.monotonic() + 1
+    while True:
+        codes = [(process.pid, process.exitcode) for process in processes]  # None: still running
+        first = [(pid, code) for pid, code in codes if code and code != -signal.SIGTERM]
+        if first or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    dead = first or [(pid, code) for pid, code in codes if code]
+    said = "; ".join(
+        f"worker process {pid} "
+        + (f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}")
+        for pid, code in dead
+    )
+    oom = " (as the kernel's out-of-memory killer does: fewer --workers, or more memory)" if "SIGKILL" in said else ""
+    return f"resilience: {said or 'a worker process died'}{oom}; the sweep stopped and its other workers were ended"
+
+
+DASK_TIMEOUT = 5.0  # seconds: connecting to a Dask scheduler, and its handshake
 
 
 def _on_dask(
@@ -636,18 +723,62 @@ def _on_dask(
         from distributed import Client
     except ImportError:
         raise UsageError("--scheduler needs Dask's distributed: pip install 'fleetrules[dask]'") from None
+    _probe(address)
     try:
-        client = Client(address, timeout="5s")  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(f"--scheduler: cannot reach the Dask scheduler at {address}: {exc}") from None
+        client = Client(address, timeout=f"{DASK_TIMEOUT}s")  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        raise UsageError(f"--scheduler: not a Dask scheduler at {address}: {type(exc).__name__}: {exc}") from None
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         [shared] = client.scatter([job], broadcast=True)  # type: ignore[no-untyped-call]
         chunks = _chunks(plan, workers * 4)
         futures = [client.submit(_run_chunk, shared, [plan[i] for i in chunk], pure=False) for chunk in chunks]
-        return _in_order(plan, chunks, (f.result() for f in futures), progress)
+        try:
+            return _in_order(plan, chunks, (f.result() for f in futures), progress)
+        except Exception as exc:
+            from distributed.client import FutureCancelledError
+            from distributed.scheduler import KilledWorker
+
+            if not isinstance(exc, (FutureCancelledError, KilledWorker)):
+                raise
+            raise UsageError(f"resilience: a Dask worker died and the sweep stopped: {exc}") from None
     finally:
         client.close()  # type: ignore[no-untyped-call]
+
+
+def _probe(address: str) -> None:
+    """A UsageError unless what listens at ``address`` (tcp://, the default) speaks first as a Dask scheduler
+    does: its handshake, a frame whose 8-byte length is that of a small message, within ``DASK_TIMEOUT``.
+    distributed itself read a web server's "HTTP/1.1 400" as a length (MemoryError), and waited for ever on a
+    service that accepts and says nothing (its timeout covers the connection, not the handshake)."""
+    import socket
+    import struct
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location, default_port=8786)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--scheduler: not an address: {address!r} ({exc}); give tcp://HOST:PORT") from None
+    if scheme != "tcp":
+        return  # tls://, ws://, ucx://: left to distributed
+    try:
+        with socket.create_connection((host, port), timeout=DASK_TIMEOUT) as connection:
+            first = b""
+            while len(first) < 8:
+                more = connection.recv(8 - len(first))
+                if not more:
+                    break
+                first += more
+    except TimeoutError:
+        raise UsageError(
+            f"--scheduler: not a Dask scheduler at {address}: it said nothing in {DASK_TIMEOUT:g} s"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"--scheduler: cannot reach the Dask scheduler at {address}: {exc.strerror or exc}") from None
+    if len(first) < 8 or not 0 < struct.unpack("<Q", first)[0] < 1 << 20:
+        raise UsageError(f"--scheduler: not a Dask scheduler at {address}: it does not answer as one")
 
 
 def ranked(impacts: Sequence[Impact]) -> list[Impact]:

@@ -111,6 +111,58 @@ def _actual(result: Result, expect: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_PLACEMENT_FIELDS: dict[str, type] = {
+    "clusters": list,
+    "feasible": list,
+    "unschedulable": bool,
+    "scores": dict,
+    "replicas": dict,
+    "message": str,
+}
+_SHAPES = {list: "a list", bool: "true or false", dict: "a mapping of cluster names", str: "a string"}
+
+
+def _misshapen(document: Document, expect: dict[str, Any]) -> str | None:
+    """Where and how ``expect`` is not the shape cases are written in (the module's docstring), or None: each
+    binding's placement a mapping of known fields of their types, each binding's rejected clusters a mapping
+    of cluster → rule names, evictions a list of mappings. A case so written fails with this, and the others
+    run (a TypeError ended the whole run, in text, JUnit and SARIF alike)."""
+
+    def wrong(holder: Any, key: Any, what: str, path: str) -> str:
+        return f"{document.span(holder, key)}: expect.{path}: {what}, found {_kind(holder[key])}"
+
+    placements, rejected, evictions = (expect.get(k) for k in ("placements", "rejected", "evictions"))
+    for section, value in (("placements", placements), ("rejected", rejected)):
+        if value is not None and not isinstance(value, dict):
+            return wrong(expect, section, "a mapping of each binding (NAMESPACE/NAME)", section)
+    if evictions is not None and not isinstance(evictions, list):
+        return wrong(expect, "evictions", "a list of evictions", "evictions")
+    for binding, fields in (placements or {}).items():
+        if fields is not None and not isinstance(fields, dict):
+            return wrong(placements, binding, f"a mapping of {', '.join(_PLACEMENT_FIELDS)}", f"placements.{binding}")
+        for name, value in (fields or {}).items():
+            if name not in _PLACEMENT_FIELDS:
+                where, known = document.span(fields, name, of_key=True), ", ".join(_PLACEMENT_FIELDS)
+                return f"{where}: expect.placements.{binding}: unknown field {name!r}; known: {known}"
+            if value is not None and not isinstance(value, _PLACEMENT_FIELDS[name]):
+                return wrong(fields, name, _SHAPES[_PLACEMENT_FIELDS[name]], f"placements.{binding}.{name}")
+    for binding, clusters in (rejected or {}).items():
+        if clusters is not None and not isinstance(clusters, dict):
+            return wrong(rejected, binding, "a mapping of cluster → the rules that reject it", f"rejected.{binding}")
+        for cluster, rules in (clusters or {}).items():
+            if rules is not None and not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
+                return wrong(clusters, cluster, "a list of rule names", f"rejected.{binding}.{cluster}")
+    for index, eviction in enumerate(evictions or []):
+        if not isinstance(eviction, dict):
+            return wrong(evictions, index, "a mapping of the eviction's fields", f"evictions[{index}]")
+    return None
+
+
+def _kind(value: Any) -> str:
+    kinds = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def _normalise(expect: dict[str, Any]) -> dict[str, Any]:
     rejected = expect.get("rejected")
     if isinstance(rejected, dict):
@@ -171,6 +223,9 @@ def _case(
     if not isinstance(expect, dict) or not expect or set(expect) - _EXPECT_KEYS:
         where = document.span(case, "expect") if "expect" in case else at
         return Outcome(shown, name, False, error=f"{where}: expect: a mapping of {', '.join(sorted(_EXPECT_KEYS))}")
+    misshapen = _misshapen(document, expect)
+    if misshapen is not None:
+        return Outcome(shown, name, False, error=misshapen)
     base = test_file.parent
     try:
         version = karmada_version(str(merged.get("karmadaVersion", version)))
