@@ -466,14 +466,16 @@ def test_a_stopped_sweep_stops_at_once_and_ends_its_workers(tmp_path: Path, how:
 
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(yaml.safe_dump_all(fleets.SHAPES["regional"](200, 2000)))
-    command = [sys.executable, "-m", "engine", "resilience", str(fleet), "--workers", "3"]
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the sweep runs without workers (--workers is bounded by the cores)")
+    command = [sys.executable, "-m", "engine", "resilience", str(fleet), "--workers", "2"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
     workers: list[int] = []
-    while len(workers) < 3 and time.monotonic() < deadline and process.poll() is None:
+    while len(workers) < 2 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
         workers = _children(process.pid)
-    assert len(workers) >= 3, "the sweep ended before its workers could be seen"
+    assert len(workers) >= 2, "the sweep ended before its workers could be seen"
     time.sleep(0.5)  # at work
     sent = time.monotonic()
     if how == "SIGINT":
