@@ -295,6 +295,8 @@ def test_resilience_sizes_are_bounded_and_workers_never_outnumber_the_scenarios(
         return []
 
     monkeypatch.setattr(resilience, "_on_pool", pool)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # cores and memory to spare: the scenarios bound it
+    monkeypatch.setattr(resilience, "_available_bytes", lambda: None)
     plan = resilience.scenarios(facts.clusters)
     resilience.sweep(rules, facts, plan, workers=300)
     assert used == [len(plan)]
