@@ -341,3 +341,147 @@ def test_a_scheduler_address_that_is_no_dask_scheduler_is_refused_in_time(
             connection.close()
     assert f"not a Dask scheduler at tcp://127.0.0.1:{port}" in str(caught.value)
     assert time.monotonic() - started < 5
+
+
+def test_simulate_near_the_last_year_with_gos_longest_durations_saturates(tmp_path: Path) -> None:
+    """OverflowError in next_deadline (simulate() from the API too) from a graceful eviction timeout of Go's
+    longest duration, starting in 9799."""
+    from engine import Controllers, load_rules, simulate
+    from engine.inputs.events import load_events
+
+    folder = tmp_path / "checkpoint"
+    shutil.copytree(ROOT / "examples" / "flink-checkpoint", folder)
+    events = folder / "events" / "job-fails.yaml"
+    events.write_text(events.read_text().replace("start: 2026-12-02T10:00:00Z", "start: 9799-12-31T00:00:00Z"))
+    flags = Controllers.parse(["graceful-eviction-timeout=2562047h", "feature-gates=StatefulFailoverInjection=true"])
+    start, timeline = load_events(events)
+    entries = simulate(
+        load_rules([folder / "policy.fr"]), load_facts([folder / "facts"]), start, timeline, controllers=flags
+    )
+    assert entries and all(e.time.year == 9799 for e in entries)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ([None], "settings: expected FLAG=VALUE strings, found NoneType None"),
+        ([1], "settings: expected FLAG=VALUE strings, found int 1"),
+        ("feature-gates=Failover=true", "settings: expected a list of FLAG=VALUE strings"),
+    ],
+)
+def test_controllers_parse_says_what_it_was_given(given: object, said: str) -> None:
+    from engine import Controllers, UsageError
+
+    with pytest.raises(UsageError, match=said.replace("(", r"\(").replace("[", r"\[")):
+        Controllers.parse(given)  # type: ignore[arg-type]
+
+
+def test_the_empty_rule_set_and_the_public_functions_docstrings() -> None:
+    import engine
+    from engine import RuleSet, evaluate
+
+    assert evaluate(RuleSet(), load_facts([HA / "facts"])).placements == ()
+    for name in ("parse", "format_source", "format_file", "to_json", "to_text", "to_yaml", "RuleSet"):
+        doc = getattr(engine, name).__doc__
+        assert doc and len(doc.split()) > 8, name
+
+
+def test_classic_mac_line_ends_end_lines_and_comments(tmp_path: Path) -> None:
+    """A bare CR did not end a line: the first line's comment ran to the end of the file and the policy was
+    silently dropped (check exit 0, eval "no policy selects")."""
+    path = tmp_path / "p.fr"
+    path.write_bytes(b"# a comment\rpolicy p {\r  select { kind Deployment }\r  bogus\r}\r")
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 1 and "p.fr:4:3: error: unexpected 'bogus'" in result.stdout, result.output
+    path.write_bytes(b"# a comment\rpolicy p {\r  select { kind Deployment }\r}\r")
+    assert [p.name.value for p in parse(path.read_bytes().decode(), "p.fr").policies] == ["p"]
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            "condition: {cluster: member1, type: [a], status: 'True'}",
+            "events[0].condition.type: expected a string, found a list",
+        ),
+        (
+            "condition: {cluster: member1, type: Ready, status: true}",
+            'events[0].condition.status: expected a string (quote it: "True")',
+        ),
+        (
+            "condition: {cluster: member1, type: '', status: 'True'}",
+            "events[0].condition.type: expected a non-empty string",
+        ),
+        (
+            "health: {binding: 1, cluster: member1}",
+            'events[0].health.binding: expected a string (quote it: "1"), found a number',
+        ),
+    ],
+)
+def test_an_events_fields_are_strings(tmp_path: Path, body: str, said: str) -> None:
+    """A field that is not a string was turned into Python's repr and accepted (`type: [a]` became "type=['a']")."""
+    from engine.inputs.events import load_events
+
+    path = tmp_path / "events.yaml"
+    path.write_text(f"start: 2026-01-01T00:00:00Z\nevents:\n- at: 1m\n  {body}\n")
+    with pytest.raises(FleetrulesError) as caught:
+        load_events(path)
+    assert said in caught.value.render() and "events.yaml:4:" in caught.value.render()
+
+
+def test_an_at_of_thousands_of_digits_is_an_error(tmp_path: Path) -> None:
+    from engine.inputs.events import load_events
+
+    path = tmp_path / "events.yaml"
+    path.write_text(f"start: 2026-01-01T00:00:00Z\nevents:\n- at: {'9' * 5000}\n  ready: {{cluster: a}}\n")
+    with pytest.raises(FleetrulesError, match="events.yaml:3:7: error: .*5,000 characters"):
+        load_events(path)
+
+
+def test_a_list_with_null_items_is_empty_and_a_bare_string_is_reported_at_its_document(tmp_path: Path) -> None:
+    """`items: null` was "List ?: metadata.name: required"; a bare string document was reported at 1:1."""
+    path = tmp_path / "facts.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems: null\n---\napiVersion: v1\nkind: DeploymentList\nitems: null\n")
+    assert load_facts(path).bindings == ()
+    path.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\njust a string\n")
+    with pytest.raises(FleetrulesError) as caught:
+        load_facts(path)
+    assert "facts.yaml:5:1: error: expected a Kubernetes object (a mapping), found a string" in caught.value.render()
+
+
+def test_the_controller_variable_splits_on_ascii_blanks_and_refuses_undecodable_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts")]
+    monkeypatch.setenv(
+        "FLEETRULES_CONTROLLER", "feature-gates=Failover=true\u00a0enable-no-execute-taint-eviction=true"
+    )
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "invalid value of Failover" in result.stderr  # one flag, not two
+    monkeypatch.setenv("FLEETRULES_CONTROLLER", "feature-gates=Failover=true\udcff")  # as Python decodes a byte 0xff
+    result = CliRunner().invoke(main, args)
+    assert (
+        result.exit_code == 2
+        and "FLEETRULES_CONTROLLER: not UTF-8 (an undecodable byte at character 28)" in result.stderr
+    )
+    monkeypatch.setenv(
+        "FLEETRULES_CONTROLLER", " feature-gates=Failover=true\t\tenable-no-execute-taint-eviction=true\n"
+    )
+    assert CliRunner().invoke(main, args).exit_code == 0
+
+
+@pytest.mark.parametrize("verb", ["diff", "resilience"])
+def test_a_base_ref_beginning_with_a_dash_never_reaches_git(verb: str) -> None:
+    head = ["--head", str(HA / "policy.fr")] if verb == "diff" else [str(HA / "policy.fr")]
+    result = CliRunner().invoke(main, [verb, *head, "--facts", str(HA / "facts"), "--base-ref=--output=/tmp/x"])
+    assert result.exit_code == 2 and "is not a git revision (a revision does not begin with '-')" in result.stderr
+    assert "usage: git" not in result.output
+
+
+def test_an_input_that_cannot_be_read_is_not_an_output_that_cannot_be_written(tmp_path: Path) -> None:
+    """A path too long to open said "cannot write the output: File name too long"."""
+    long = "a" * 5000
+    for args in (["eval", f"{long}.fr", "--facts", str(HA / "facts")], ["check", long], ["fmt", long]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and "File name too long" in result.stderr and "write" not in result.stderr
+        assert "(5,00" in result.stderr and len(result.stderr) < 300

@@ -88,7 +88,12 @@ def guarded(command: F) -> F:
             say(exc.render(), err=True)
             sys.exit(EXIT_USAGE)
         except OSError as exc:
-            _unwritable(exc)
+            if exc.filename is not None and not isinstance(
+                exc, BrokenPipeError
+            ):  # a path: an input, or a file asked for
+                say(f"fleetrules: error: {_shown(exc.filename)}: {exc.strerror or exc}", err=True)
+                sys.exit(EXIT_USAGE)
+            _unwritable(exc)  # standard output
         except KeyboardInterrupt:
             say("fleetrules: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
@@ -106,6 +111,12 @@ class _Terminated(BaseException):
 
 def _terminate(signum: int, frame: object) -> None:
     raise _Terminated
+
+
+def _shown(filename: object) -> str:
+    """A path an OSError names, shortened when it is longer than a line (ENAMETOOLONG: 5,000 characters)."""
+    text = os.fsdecode(filename) if isinstance(filename, (str, bytes, os.PathLike)) else str(filename)
+    return text if len(text) <= 100 else f"{text[:60]}…{text[-20:]} ({len(text):,} characters)"
 
 
 def _unwritable(exc: OSError) -> NoReturn:

@@ -156,7 +156,11 @@ def _git(*args: str, cwd: Path | None = None) -> bytes:
 
 
 def rules_at(ref: str, paths: Sequence[str], into: Path) -> list[str]:
-    """The rule files under ``paths`` as they were at git revision ``ref``, written below ``into``."""
+    """The rule files under ``paths`` as they were at git revision ``ref``, written below ``into``. A ``ref``
+    beginning with '-' is refused (git would read it as an option; no branch or tag name begins so:
+    git check-ref-format)."""
+    if ref.startswith("-") or not ref:
+        raise UsageError(f"--base-ref: {ref!r} is not a git revision (a revision does not begin with '-')")
     out = []
     for raw in paths:
         resolved = Path(raw).resolve()

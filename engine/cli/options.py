@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -75,7 +76,12 @@ CONTROLLER_ENV = "FLEETRULES_CONTROLLER"
 def _controllers(given: Sequence[str]) -> Controllers:
     """The flags of FLEETRULES_CONTROLLER (a user's control plane, set once), then those given with --controller
     (a later setting of the same flag wins)."""
-    from_env = os.environ.get(CONTROLLER_ENV, "").split()
+    raw = os.environ.get(CONTROLLER_ENV, "")
+    undecodable = next((i for i, c in enumerate(raw) if "\udc80" <= c <= "\udcff"), None)  # surrogateescape's
+    if undecodable is not None:
+        raise click.UsageError(f"{CONTROLLER_ENV}: not UTF-8 (an undecodable byte at character {undecodable + 1})")
+    # split as a shell splits words, on ASCII blanks: a no-break space is part of a flag's value, not a separator
+    from_env = [flag for flag in re.split(r"[ \t\n\r\f\v]+", raw) if flag]
     try:
         Controllers.parse(from_env)
     except ValueError as exc:

@@ -65,7 +65,11 @@ def write_report(path: str | None, html: Callable[[], str], option: str = "--rep
     if target.is_symlink() or (target.exists() and not target.is_file()):  # a device, a FIFO, a link elsewhere
         raise UsageError(f"{option}: {path} exists and is not a regular file; give the path of a file to write")
     refuse_inputs(target, option)
-    replace_file(target, html().encode("utf-8"))
+    data = html().encode("utf-8")
+    try:
+        replace_file(target, data)
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def refuse_inputs(target: Path, option: str) -> None:

@@ -24,7 +24,7 @@ from engine.compile import encoding, ir
 from engine.compile.encoding import Symbols
 from engine.compile.policies import application_failover_fact, tolerations
 from engine.compile.rules import compile_rules
-from engine.errors import Diagnostic, Span, listed, warning
+from engine.errors import Diagnostic, Span, UsageError, listed, warning
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
 from engine.inputs.matching import taint_changes
 from engine.kube import gojson, gotime
@@ -82,7 +82,14 @@ class Controllers:
 
     @classmethod
     def parse(cls, settings: Sequence[str]) -> Controllers:
-        """``FLAG=VALUE`` items, as the controller manager takes them; ValueError names the bad one."""
+        """``FLAG=VALUE`` items, as the controller manager takes them; ValueError names the bad one, UsageError
+        says what was given when ``settings`` is no list of strings (a single string is not its characters)."""
+        if isinstance(settings, (str, bytes)) or not isinstance(settings, Sequence):
+            found = type(settings).__name__
+            raise UsageError(f"settings: expected a list of FLAG=VALUE strings (['feature-gates=…']), found {found}")
+        for item in settings:
+            if not isinstance(item, str):
+                raise UsageError(f"settings: expected FLAG=VALUE strings, found {type(item).__name__} {item!r:.60}")
         out = cls()
         skipped: list[str] | None = None  # pflag's StringSlice: the first use replaces the default, later ones add
         for item in settings:
@@ -762,7 +769,7 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
         timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
         if task.suppress_deletion is not None:
             (kept if task.suppress_deletion else dropped).append(task)
-        elif world.now > task.creation_timestamp + dt.timedelta(seconds=timeout) or healthy:
+        elif world.now > later(task.creation_timestamp, timeout) or healthy:
             dropped.append(task)  # timed out (strictly), or every new cluster is Healthy (vacuous if none)
         else:
             kept.append(task)

@@ -412,11 +412,11 @@ class Simulator:
         """The next moment a controller acts without an event: a toleration or grace period ends."""
         world, times = self.world, []
         if self.due_now:
-            times.append(world.now + dt.timedelta(seconds=1))
+            times.append(later(world.now, 1))
         for (key, _), since in world.unhealthy_since.items():
             f = world.failover.get(key)
             if f is not None and f.app:
-                times.append(since + dt.timedelta(seconds=f.toleration_seconds + 1))
+                times.append(later(since, f.toleration_seconds + 1))
                 times += [later(since, seconds) for mark in self.unhealthy_marks for seconds in (mark, mark + 1)]
         bindings = world.bindings
         tainted = no_execute_tainted(world)
@@ -442,11 +442,11 @@ class Simulator:
                 if just_stamped and new_clusters_healthy(world, binding):
                     # stamping the task updates the binding, which the controller reconciles again at once:
                     # the task whose new clusters are all Healthy goes then (a second later on this clock)
-                    times.append(world.now + dt.timedelta(seconds=1))
+                    times.append(later(world.now, 1))
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
                     timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
                     # a zero or negative timeout (Karmada takes one) ends the task at its next assessment
-                    times.append(task.creation_timestamp + dt.timedelta(seconds=max(timeout, 0) + 1))
+                    times.append(later(task.creation_timestamp, max(timeout, 0) + 1))
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
@@ -467,7 +467,7 @@ class Simulator:
         lists nothing more until the next event, or ends (a loop of a second was 86,400 steps to the horizon)."""
         self.repeats = []
         pending = list(events)
-        end = (pending[-1].at if pending else self.world.now) + HORIZON
+        end = later(pending[-1].at if pending else self.world.now, int(HORIZON.total_seconds()))
         loops = _Loops()
         if not settled:
             self.step()

@@ -25,7 +25,7 @@ from engine.errors import Diagnostic, FactError, Span, error
 from engine.inputs.facts import LAST_YEAR, TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
 from engine.inputs.yaml import Document, load_file
-from engine.syntax.parse import parse_duration
+from engine.syntax.parse import MAX_DIGITS, parse_duration
 
 
 class EventKind(enum.StrEnum):
@@ -70,6 +70,15 @@ def _field_problems(index: int, kind: EventKind, raw: dict[object, object], docu
     for name in required:
         if name not in body:
             out.append(error(f"events[{index}].{kind}.{name}: required", document.span(raw, kind.value)))
+    for key, value in body.items():
+        if str(key) not in known:
+            continue
+        where = document.span(body, key)
+        if not isinstance(value, str):  # `status: true` is YAML's boolean, not the condition's "True"
+            hint = f' (quote it: "{value}")' if isinstance(value, (bool, int, float)) else ""
+            out.append(error(f"events[{index}].{kind}.{key}: expected a string{hint}, found {_kind(value)}", where))
+        elif not value and key != "value":  # a taint's value may be empty; no name, type or status is
+            out.append(error(f"events[{index}].{kind}.{key}: expected a non-empty string", where))
     for key in raw:
         if key not in ("at", kind.value):
             message = (
@@ -77,6 +86,11 @@ def _field_problems(index: int, kind: EventKind, raw: dict[object, object], docu
             )
             out.append(error(message, document.span(raw, key, of_key=True)))
     return out
+
+
+def _kind(value: object) -> str:
+    kinds = {dict: "a mapping", list: "a list", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -126,7 +140,8 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
         if len(kinds) != 1 or not isinstance(raw[kinds[0]], dict):
             out.append(error(f"events[{index}]: an event is one of {', '.join(EVENT_KINDS)} with its fields", where))
             continue
-        seconds = int(at) if at.isdigit() else parse_duration(at)  # bare seconds, or 90s, 5m, 1h30m
+        # bare seconds, or 90s, 5m, 1h30m (no longer than a rule file's numbers: past Python's digits of an int)
+        seconds = None if len(at) > MAX_DIGITS else int(at) if at.isdigit() else parse_duration(at)
         if seconds is None:
             message = f"events[{index}].at: expected a duration after start such as 90s or 5m, found {at!r}"
             out.append(error(message, document.span(raw, "at") if "at" in raw else where))

@@ -659,23 +659,29 @@ def _health_hooks(r: _Reader, obj: dict[str, Any]) -> list[HookRule]:
     return out
 
 
-def _objects(documents: Iterable[Document], origin: str) -> Iterator[tuple[str, Any, Marks | None]]:
-    """(subject, object, marks) of each object; ``kind: List`` expanded, and a typed list as the API server returns
-    one (``DeploymentList``, ``ClusterList``: its items without their kind and apiVersion, which are the list's)."""
+def _objects(documents: Iterable[Document], origin: str) -> Iterator[tuple[str, Any, Marks | None, Span | None]]:
+    """(subject, object, marks, where the document begins) of each object; ``kind: List`` expanded, and a typed
+    list as the API server returns one (``DeploymentList``, ``ClusterList``: its items without their kind and
+    apiVersion, which are the list's). A list whose ``items`` is null, as an empty one, has no objects."""
     for document in documents:
         value, marks = document.value, document.marks if origin else None
         if value is None:
             continue
         subject = f"{origin} document {document.index}" if origin else f"object {document.index}"
+        at = None
+        if marks is not None and document.start is not None:
+            at = Span(marks.file, *document.start, document.start[0], document.start[1] + 1)
         kind = value.get("kind") if isinstance(value, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and "items" in value and value.get("items") is None:
+            continue
         if isinstance(kind, str) and kind.endswith("List") and isinstance(value.get("items"), list):
             typed = kind[: -len("List")] if kind != "List" else ""
             for item_index, item in enumerate(value["items"]):
                 if typed and isinstance(item, dict) and "kind" not in item:
                     item = _typed(item, typed, value.get("apiVersion"), marks)
-                yield f"{subject} items[{item_index}]", item, marks
+                yield f"{subject} items[{item_index}]", item, marks, None
         else:
-            yield subject, value, marks
+            yield subject, value, marks, at
 
 
 def _typed(item: dict[str, Any], kind: str, api_version: Any, marks: Marks | None) -> dict[str, Any]:
@@ -701,10 +707,15 @@ class FactSet:
         self.health_hooks: list[HookRule] = []  # kinds a snapshot's interpreter objects can judge the health of
         self.priority_classes: dict[str, int] = {}  # the PriorityClasses' values, by name (schedulePriority)
 
-    def add(self, subject: str, obj: Any, marks: Marks | None = None) -> None:
+    def add(self, subject: str, obj: Any, marks: Marks | None = None, at: Span | None = None) -> None:
+        """Read one object; ``at``: where its document begins (what a value that is no mapping is reported at)."""
         r = _Reader(subject, self.problems, obj, marks)
         if not isinstance(obj, dict):
-            r.fail("", f"expected a Kubernetes object (a mapping), found {_type_name(obj)}")
+            message = f"expected a Kubernetes object (a mapping), found {_type_name(obj)}"
+            if at is not None and not isinstance(obj, list):
+                self.problems.append(error(message, at))
+            else:
+                r.fail("", message)
             return
         kind = obj.get("kind")
         meta = r.mapping(obj.get("metadata"), "metadata")
@@ -876,9 +887,9 @@ def load_facts(
         facts.problems += problems
         if not any(d.value is not None for d in documents) and not problems:
             facts.problems.append(warning("no objects in this file", subject=shown))
-        for subject, obj, marks in _objects(documents, shown):
-            facts.add(subject, obj, marks)
+        for subject, obj, marks, at in _objects(documents, shown):
+            facts.add(subject, obj, marks, at)
     python = [Document(obj, index, Marks("<python>")) for index, obj in enumerate(objects, start=1)]
-    for subject, obj, marks in _objects(python, ""):
-        facts.add(subject, obj, marks)
+    for subject, obj, marks, at in _objects(python, ""):
+        facts.add(subject, obj, marks, at)
     return facts.build()

@@ -31,10 +31,11 @@ MAX_ITEMS = 2_000  # rules and policies
 
 @dataclass(frozen=True)
 class RuleSet:
-    """The parsed files of a rule set (includes first), their text, and the warnings found."""
+    """The parsed files of a rule set (includes first), their text, and the warnings found: what load_rules
+    returns (``RuleSet()`` is the empty rule set, which places nothing)."""
 
-    files: tuple[ast.File, ...]
-    sources: dict[str, str] = field(compare=False)
+    files: tuple[ast.File, ...] = ()
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)
 
     @property

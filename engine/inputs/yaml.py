@@ -119,6 +119,7 @@ class Document:
     value: Any
     index: int  # 1-based, counting empty documents too
     marks: Marks
+    start: tuple[int, int] | None = field(default=None, compare=False)  # 1-based line and column of its value
 
     def span(self, container: Any = None, key: Any = None, of_key: bool = False) -> Span:
         return self.marks.span(self.value if container is None else container, key, of_key)
@@ -138,6 +139,7 @@ class _Loader(_Base):  # type: ignore[misc]
         super().__init__(stream)
         self.marks = marks
         self.depth = 0
+        self.start: tuple[int, int] | None = None  # where the last document's value begins
         self.built: dict[int, Any] = {}  # node id → its value, for aliases (one document's)
         self.aliased = False  # the document reuses a value (an alias)
         self._resolved: dict[tuple[Any, str, tuple[bool, bool]], str] = {}
@@ -156,7 +158,9 @@ class _Loader(_Base):  # type: ignore[misc]
     def document(self) -> Any:
         """The next document's value (check_node first)."""
         self.built, self.aliased = {}, False
-        return self._value(self.get_node())
+        node = self.get_node()
+        self.start = (node.start_mark.line + 1, node.start_mark.column + 1)
+        return self._value(node)
 
     def _value(self, node: yaml.Node) -> Any:
         tag = node.tag
@@ -528,9 +532,11 @@ class _EventBuilder:
             event = self.next()
             if isinstance(event, yaml.StreamEndEvent):
                 return out
-            value = self.value(self.next(), 1)
+            first = self.next()
+            value = self.value(first, 1)
             self.next()  # the document's end
-            out.append(Document(value, len(out) + 1, self.marks))
+            start = (first.start_mark.line + 1, first.start_mark.column + 1)
+            out.append(Document(value, len(out) + 1, self.marks, start))
 
     def scalar(self, event: Any) -> Any:
         if event.anchor is not None or event.tag is not None:
@@ -620,7 +626,7 @@ def _load_yaml(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
                 where = marks.span(value)
                 message = f"document {index}: YAML aliases expand to more than {MAX_VALUES:,} values"
                 return documents, [error(message, where)]
-            documents.append(Document(value, index, marks))
+            documents.append(Document(value, index, marks, loader.start))
     except yaml.YAMLError as exc:
         return documents, [_yaml_error(exc, file)]
     except RecursionError:  # the depth bound keeps construction shallow; this is the last guard

@@ -127,6 +127,8 @@ def result_data(result: Result, every_cluster: bool = False) -> dict[str, Any]:
 
 
 def to_json(result: Result, every_cluster: bool = False) -> str:
+    """``result`` as JSON (`fleetrules eval -o json`), as the CLI prints it; ``every_cluster``: every
+    rejected cluster with its rule and source line and every feasible one with its score (`--rejections all`)."""
     return "".join(json_chunks(result, every_cluster))
 
 
@@ -167,6 +169,8 @@ def jsonl_chunks(result: Result, every_cluster: bool = False) -> Iterator[str]:
 
 
 def to_yaml(result: Result, every_cluster: bool = False) -> str:
+    """``result`` as YAML (`-o yaml`), as the CLI prints it; ``every_cluster``: every
+    rejected cluster with its rule and source line and every feasible one with its score (`--rejections all`)."""
     return "".join(yaml_chunks(result, every_cluster))
 
 
@@ -194,6 +198,8 @@ def _yaml_list(key: str, items: Iterable[Any]) -> Iterator[str]:
 
 
 def to_text(result: Result, every_cluster: bool = False) -> str:
+    """``result`` as text for people (`fleetrules eval`), as the CLI prints it; ``every_cluster``: every
+    rejected cluster with its rule and source line and every feasible one with its score (`--rejections all`)."""
     return "".join(text_chunks(result, every_cluster))
 
 

@@ -315,13 +315,15 @@ class _Printer:
 
 
 def format_file(file: ast.File, source: str | None = None) -> str:
+    """The canonical text of ``file`` (as `fleetrules fmt` writes it); ``source``, its original text, lets its
+    blank lines and comments be kept where they were."""
     expect("file", file, ast.File, "a File from parse()")
     expect("source", source, (str, type(None)), "the file's text (str) or None")
-    """The canonical text of ``file``; ``source`` (its original text) lets blank lines be kept."""
     return _Printer(file, source).file(file)
 
 
 def format_source(text: str, path: str = "<string>") -> str:
+    """A rule file's ``text`` in the canonical layout (parsed and printed again: `fleetrules fmt`); raises
+    RuleError, its diagnostics at ``path``, when the text does not parse."""
     expect("text", text, str, "the rule file's text (str)")
-    """Parse and re-print; raises RuleError when the text does not parse."""
     return format_file(parse(text, path), text)

@@ -199,9 +199,10 @@ def _end_token(last: Token | None) -> Token:
 
 
 def parse(text: str, path: str = "<string>") -> ast.File:
+    """One rule file's ``text`` as its syntax tree (an ast.File); raises RuleError with every syntax error found,
+    each at ``path``:line:column. Includes are not read (load_rules reads them)."""
     expect("text", text, str, "the rule file's text (str)")
     expect("path", path, str, "the file name to report (str)")
-    """Parse one rule file; raise RuleError with every syntax error found."""
     tree, diagnostics = parse_partial(text, path)
     if tree is None or diagnostics:
         raise RuleError(diagnostics)
@@ -210,6 +211,8 @@ def parse(text: str, path: str = "<string>") -> ast.File:
 
 def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, list[Diagnostic]]:
     """Like parse, but returns whatever tree recovery produced along with the syntax errors."""
+    if "\r" in text:  # classic Mac line ends (a bare CR) end lines too, as they do where diagnostics show them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     diagnostics: list[Diagnostic] = []
     tokens, comments, too_long = _lex(path, text, diagnostics)
     tree = _parse_tokens(path, text, tokens, diagnostics) if len(diagnostics) < MAX_ERRORS else None
