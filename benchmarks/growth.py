@@ -70,13 +70,15 @@ def errors(n: int, folder: Path) -> list[str]:
 
 def nesting(n: int, folder: Path) -> list[str]:
     inner = "(" * n + 'b.name == "a"' + ")" * n
-    (folder / "p.fr").write_text(f'rule x {{\n  when binding b and cluster c ({inner})\n  then reject c for b "x"\n}}\n')
+    rule = f'rule x {{\n  when binding b and cluster c ({inner})\n  then reject c for b "x"\n}}\n'
+    (folder / "p.fr").write_text(rule)
     return ["check", str(folder / "p.fr")]
 
 
 def tolerations(n: int, folder: Path) -> list[str]:
     taints = "".join(f"    - {{key: k{i}, value: v, effect: NoExecute}}\n" for i in range(n))
-    cluster = f"apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {{name: c1}}\nspec:\n  taints:\n{taints}"
+    cluster = "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c1}\n"
+    cluster += "spec:\n  taints:\n" + taints
     binding = (
         "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\nmetadata: {name: web-deployment, namespace: "
         "default}\nspec:\n  resource: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: default}\n"

@@ -61,7 +61,8 @@ def test_an_output_that_is_an_input_is_refused(
 def test_simulate_refuses_its_events_file_as_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _example(tmp_path)
     (folder / "events.yaml").write_text(
-        "start: 2026-01-01T00:00:00Z\nevents:\n- at: 1m\n  condition: {cluster: member1, type: Ready, status: 'False'}\n"
+        "start: 2026-01-01T00:00:00Z\nevents:\n- at: 1m\n"
+        "  condition: {cluster: member1, type: Ready, status: 'False'}\n"
     )
     monkeypatch.chdir(folder)
     result = CliRunner().invoke(
@@ -153,7 +154,7 @@ def test_a_number_past_the_digits_a_rule_file_takes_is_an_error_at_its_place(tmp
     path.write_text(text.replace("9" * 5000, "9" * 5000 + "\n  failover application { after " + "5" * 9000 + "s }"))
     for verb in (["check"], ["fmt"], ["convert", "--to", "yaml"], ["eval"]):
         result = CliRunner().invoke(main, [*verb, str(path)])
-        assert result.exit_code in (1, 2) and result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.exit_code in (1, 2) and (result.exception is None or isinstance(result.exception, SystemExit))
         assert "p.fr:3:25: error: a number of 5,000 characters" in result.output, (verb, result.output)
         assert "1 error, 1 warning" not in result.output  # the 0 read in its place is judged by no one
 
@@ -241,7 +242,7 @@ def test_a_case_whose_expect_has_the_wrong_shape_fails_alone(
     data["cases"] = [data["cases"][0], {"name": "misshapen", "expect": expect}]
     test.write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(main, ["test", str(folder), "--format", output])
-    assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
     assert said.replace("→", "\\u2192" if output == "sarif" else "→") in result.stdout, result.stdout[-2000:]
     assert result.stdout.count("misshapen") >= 1 and ("1 passed, 1 failed" in result.stdout) == (output == "text")
 
@@ -434,7 +435,7 @@ def test_an_at_of_thousands_of_digits_is_an_error(tmp_path: Path) -> None:
 
     path = tmp_path / "events.yaml"
     path.write_text(f"start: 2026-01-01T00:00:00Z\nevents:\n- at: {'9' * 5000}\n  ready: {{cluster: a}}\n")
-    with pytest.raises(FleetrulesError, match="events.yaml:3:7: error: .*5,000 characters"):
+    with pytest.raises(FleetrulesError, match=r"events\.yaml:3:7: error: .*5,000 characters"):
         load_events(path)
 
 
