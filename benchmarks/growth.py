@@ -97,30 +97,34 @@ def timeline(n: int, folder: Path) -> list[str]:
             fleets.write(fleets.SHAPES["regional"](200, 2000), handle)
     events = []
     for i in range(n):
-        cluster = f"member-{(i // 2) % 200:04d}"
+        cluster = f"member-{(i // 2) % 200:05d}"
         kind = "taint" if i % 2 == 0 else "untaint"
         events.append({"at": f"{i + 1}m", kind: {"cluster": cluster, "key": "outage", "effect": "NoExecute"}})
     (folder / "events.yaml").write_text(yaml.safe_dump({"start": "2026-01-01T00:00:00Z", "events": events}))
     return ["simulate", str(fleet), "--events", str(folder / "events.yaml"), "-o", "json", *TAINT_MANAGER]
 
 
-SHAPES: dict[str, tuple[Callable[[int, Path], list[str]], int]] = {  # the shape and its smallest size
-    "warnings": (warnings, 2000),
-    "errors": (errors, 2000),
-    "nesting": (nesting, 20000),
-    "tolerations": (tolerations, 1000),
-    "timeline": (timeline, 150),
+# each shape, its smallest size, and the exit code its command ends with (anything else is a failure)
+SHAPES: dict[str, tuple[Callable[[int, Path], list[str]], int, int]] = {
+    "warnings": (warnings, 2000, 0),
+    "errors": (errors, 2000, 2),
+    "nesting": (nesting, 20000, 1),
+    "tolerations": (tolerations, 1000, 0),
+    "timeline": (timeline, 150, 0),
 }
 
 
-def timed(command: list[str]) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of ``command``, its output thrown away."""
-    t0 = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) not in (0, 1, 2):
-        raise RuntimeError(f"{' '.join(command)}: exit {os.waitstatus_to_exitcode(status)}")
+def timed(command: list[str], code: int = 0) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of ``command``, its output thrown away; it must exit with ``code``."""
+    with tempfile.TemporaryFile() as stderr:  # a file: a pipe left unread would stall a command that says much
+        t0 = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != code:
+            stderr.seek(0)
+            said = stderr.read().decode(errors="replace")[-500:]
+            raise RuntimeError(f"{' '.join(command)[:200]}: exit {os.waitstatus_to_exitcode(status)}: {said}")
     return seconds, usage.ru_maxrss / 1024
 
 
@@ -134,12 +138,12 @@ def main() -> None:
     print(f"start-up (fleetrules --version): {start_up:.2f} s, taken off each time below")
     print(f"{'shape':>12} {'n':>7} {'seconds':>8} {'x prev':>7} {'RSS MiB':>8} {'x prev':>7}")
     for name in args.shapes.split(","):
-        make, smallest = SHAPES[name]
+        make, smallest, code = SHAPES[name]
         previous: tuple[float, float] | None = None
         with tempfile.TemporaryDirectory(prefix="fleetrules-growth-") as tmp:
             for n in (smallest, 2 * smallest, 4 * smallest):
                 command = [*FLEETRULES, *make(n, Path(tmp))]
-                runs = [timed(command) for _ in range(args.runs)]
+                runs = [timed(command, code) for _ in range(args.runs)]
                 seconds, rss = max(0.01, min(s for s, _ in runs) - start_up), max(m for _, m in runs)
                 ratio = f"{seconds / previous[0]:7.2f}" if previous else f"{'':>7}"
                 rss_ratio = f"{rss / previous[1]:7.2f}" if previous else f"{'':>7}"

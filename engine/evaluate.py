@@ -218,12 +218,14 @@ def simulate(
     reference: bool = False,
     progress: Callable[[int], None] | None = None,
     share: bool | None = None,
+    flush: Callable[[Sequence[Entry]], None] | None = None,
 ) -> tuple[Entry, ...]:
     """Failover through time from ``start``: the timeline of what the events and controllers did;
     ``warn`` hears what will not happen as the policies say (a kind without a health interpreter), and
     after the run what an evaluation warns of (bindings no policy selects, notes on bindings it scheduled);
     ``progress`` hears how many of ``len(events) + 1`` steps are done (for a progress bar); ``reference`` and
-    ``share`` as for ``evaluate``."""
+    ``share`` as for ``evaluate``. ``flush``: hears the timeline in pieces as it is made, in order, and then
+    none of it is kept or returned (a long timeline is written as it comes, not held whole)."""
     _arguments(rules, facts, controllers)
     _progress_argument(progress)
     _share_argument(share)
@@ -234,6 +236,8 @@ def simulate(
     strays = [e for e in events if not isinstance(e, Event)]
     if strays:
         raise UsageError(f"events: expected Event objects from load_events(), found {type(strays[0]).__name__}")
+    if flush is not None and not callable(flush):
+        raise UsageError(f"flush: expected a function of a list of Entry, found {type(flush).__name__}")
     if warn is not None and not callable(warn):
         raise UsageError(f"warn: expected a function of a Diagnostic, found {type(warn).__name__}")
     # a timeline names rules and clusters, and explains no placement: nothing of one is kept for explanations
@@ -243,8 +247,9 @@ def simulate(
         for d in simulator.warnings:
             if warn is not None:
                 warn(d)
+        simulator.check(events)
         simulator.schedule_triggered()
-        entries = simulator.run(events, progress)
+        entries = simulator.run(events, progress, flush=flush)
         # after the run: the loops it listed once, what it said of the bindings it scheduled too
         for d in (*simulator.loop_warnings(), *scheduler.warnings()):
             if warn is not None:

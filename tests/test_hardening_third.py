@@ -486,3 +486,48 @@ def test_an_input_that_cannot_be_read_is_not_an_output_that_cannot_be_written(tm
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 2 and "File name too long" in result.stderr and "write" not in result.stderr
         assert "(5,00" in result.stderr and len(result.stderr) < 300
+
+
+def test_a_timeline_written_as_it_comes_is_the_whole_timeline_byte_for_byte(tmp_path: Path) -> None:
+    """simulate held the whole timeline (600 events over 1,000 x 10,000: 2.3 GB); now it writes each piece once
+    nothing can change it. The pieces make the same bytes as the whole, in text and JSON, empty or not."""
+    from engine import load_rules, simulate
+    from engine.inputs.events import load_events
+    from engine.render.timeline import TimelineWriter
+    from tests.gates import ON
+
+    folder = ROOT / "examples" / "flink-checkpoint"
+    rules, facts = load_rules([folder / "policy.fr"]), load_facts([folder / "facts"])
+    start, events = load_events(folder / "events" / "job-fails.yaml")
+    whole = simulate(rules, facts, start, events, controllers=ON)
+    pieces: list[list[object]] = []
+    assert simulate(rules, facts, start, events, controllers=ON, flush=lambda p: pieces.append(list(p))) == ()
+    assert len(pieces) > 1 and [e for p in pieces for e in p] == list(whole)
+    for form in ("text", "json"):
+        writer = TimelineWriter(form, start)
+        streamed = "".join(writer.piece(p) for p in pieces) + writer.end()  # type: ignore[arg-type]
+        assert streamed == "".join(TimelineWriter(form, start).whole(whole))
+        assert "".join(TimelineWriter(form, start).whole(())) == "".join(TimelineWriter(form, start).whole([]))
+    import json
+
+    assert json.loads("".join(TimelineWriter("json", start).whole(whole)))["timeline"] == [e.data() for e in whole]
+
+
+def test_an_event_naming_no_cluster_is_refused_before_the_timeline_begins(tmp_path: Path) -> None:
+    folder = _example(tmp_path)
+    (folder / "events.yaml").write_text(
+        "start: 2026-01-01T00:00:00Z\nevents:\n- at: 1m\n  ready: {cluster: member1, status: 'False'}\n"
+        "- at: 2m\n  ready: {cluster: nowhere, status: 'False'}\n"
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "simulate",
+            str(folder / "policy.fr"),
+            "--facts",
+            str(folder / "facts"),
+            "--events",
+            str(folder / "events.yaml"),
+        ],
+    )
+    assert result.exit_code == 2 and result.stdout == "" and "no cluster 'nowhere'" in result.stderr

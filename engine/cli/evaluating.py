@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import click
 
 from engine.cli import inputs, options
-from engine.cli.app import guarded, main, package_version, progress, say, warn
+from engine.cli.app import guarded, main, package_version, progress, say, stream, warn
 from engine.cli.formats import EVAL, SIMULATE, Evaluated, Simulated
 from engine.cli.output import write_report
 from engine.errors import UsageError, did_you_mean
@@ -15,6 +15,7 @@ from engine.evaluate import evaluate
 from engine.evaluate import simulate as run_simulation
 from engine.render.report import report_html
 from engine.render.results import explain_text
+from engine.render.timeline import TimelineWriter
 from engine.review.diff import compare
 
 REJECTIONS = click.option(
@@ -95,8 +96,14 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
     for d in loaded.warnings:
         warn(d)
     flags, reference = options.controllers(), options.reference()
+    # without a report, the timeline is written as it is made, never held whole (the report needs all of it)
+    writer = TimelineWriter(output, start) if report_path is None else None
+    flush = None if writer is None else (lambda entries: stream([writer.piece(entries)]))
     with progress(inputs.worth_a_bar(loaded, len(timeline) + 1), "steps") as advance:
-        entries = run_simulation(rule_set, loaded, start, timeline, warn, flags, reference, advance)
+        entries = run_simulation(rule_set, loaded, start, timeline, warn, flags, reference, advance, flush=flush)
+    if writer is not None:
+        stream([writer.end()])
+        return
     initial = {b.key: b.cluster_names for b in loaded.bindings}
     write_report(report_path, lambda: report_html(package_version(), timeline=(entries, start, initial)))
     SIMULATE.write(output, Simulated(entries, start))

@@ -17,14 +17,13 @@ import click
 
 from engine.cli.app import stream
 from engine.errors import Diagnostic, render
-from engine.inputs.facts import rfc3339
 from engine.render import diff as diff_render
 from engine.render import resilience as resilience_render
 from engine.render.results import json_chunks, jsonl_chunks, text_chunks, yaml_chunks
 from engine.render.sarif import check_sarif, diff_sarif, test_sarif
 from engine.render.tests import junit
 from engine.render.tests import text as test_text
-from engine.render.timeline import timeline_text
+from engine.render.timeline import TimelineWriter
 from engine.results import Entry, Result
 from engine.review.diff import Diff
 from engine.review.resilience import Change, Impact
@@ -159,10 +158,8 @@ SIMULATE = _register(
     Formats[Simulated](
         "simulate",
         {
-            "text": lambda s: timeline_text(s.entries, s.start),
-            "json": lambda s: (
-                json.dumps({"start": rfc3339(s.start), "timeline": [e.data() for e in s.entries]}, indent=2) + "\n"
-            ),
+            "text": lambda s: TimelineWriter("text", s.start).whole(s.entries),
+            "json": lambda s: TimelineWriter("json", s.start).whole(s.entries),
         },
     )
 )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import json
+import textwrap
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from engine.inputs.facts import rfc3339, task_data
@@ -22,6 +24,43 @@ def show(value: Any) -> str:
 
 
 def timeline_text(entries: Sequence[Entry], start: dt.datetime) -> str:
+    return "".join(TimelineWriter("text", start).whole(entries))
+
+
+class TimelineWriter:
+    """A timeline in ``text`` or ``json``, written in pieces as a simulation makes it (``piece`` for each, then
+    ``end``): the same bytes as the whole written at once (``whole``), without the whole in memory."""
+
+    def __init__(self, form: str, start: dt.datetime) -> None:
+        self.form, self.start, self.written = form, start, 0
+
+    def whole(self, entries: Sequence[Entry]) -> Iterator[str]:
+        yield self.piece(entries)
+        yield self.end()
+
+    def piece(self, entries: Sequence[Entry]) -> str:
+        if not entries:
+            return ""
+        head = ""
+        if self.form == "json":
+            if not self.written:
+                head = '{\n  "start": ' + json.dumps(rfc3339(self.start)) + ',\n  "timeline": ['
+            items = (textwrap.indent(json.dumps(e.data(), indent=2), "    ") for e in entries)
+            text = head + ("," if self.written else "") + "\n" + ",\n".join(items)
+        else:
+            text = "\n".join(_lines(entries, self.start)) + "\n"
+        self.written += len(entries)
+        return text
+
+    def end(self) -> str:
+        if self.form == "json":
+            if not self.written:
+                return json.dumps({"start": rfc3339(self.start), "timeline": []}, indent=2) + "\n"
+            return "\n  ]\n}\n"
+        return "" if self.written else "\n"
+
+
+def _lines(entries: Sequence[Entry], start: dt.datetime) -> list[str]:
     lines = []
     for e in entries:
         offset = int((e.time - start).total_seconds())
@@ -31,4 +70,4 @@ def timeline_text(entries: Sequence[Entry], start: dt.datetime) -> str:
         lines.append(f"{stamp}  {what}" + (f"  {details}" if details else ""))
         if e.task is not None:
             lines += [f"    {k}: {show(v)}" for k, v in task_data(e.task).items()]
-    return "\n".join(lines) + "\n"
+    return lines
