@@ -1,6 +1,9 @@
 """Fuzzing every verb (issue 28): an example's inputs with a few random edits (a slice dropped or repeated, a
-token of the languages inserted, a byte replaced), run through the command line; whatever the edits, the
-answer is an exit code of 0, 1 or 2 with a message, never a traceback. Bounded here; for a longer run:
+token of the languages inserted, a number of any size written, a byte replaced), run through the command line;
+whatever the edits, the answer is an exit code of 0, 1 or 2 with a message, never a traceback. The same for a
+rule test's ``expect:`` replaced by any YAML value (issue 45), and for the language server's framing: a session's
+bytes edited, headers and bodies alike, are answered or dropped, never the end of the server. Bounded here; for a
+longer run:
 
     FLEETRULES_FUZZ_VERB_EXAMPLES=2000 .venv/bin/python -m pytest tests/test_fuzz_cli.py
 
@@ -48,7 +51,8 @@ def _edited(draw: st.DrawFn, text: str) -> str:
         elif kind == "repeat":
             text = text[:end] + text[at:end] + text[end:]
         elif kind == "insert":
-            text = text[:at] + draw(st.sampled_from(TOKENS) | st.text(max_size=4)) + text[at:]
+            numbers = st.integers(1, 6000).map(lambda n: "9" * n)  # past int64, past Python's 4,300 digits
+            text = text[:at] + draw(st.sampled_from(TOKENS) | st.text(max_size=4) | numbers) + text[at:]
         elif at < len(text):
             text = text[:at] + draw(st.characters()) + text[at + 1 :]
     return text
@@ -134,3 +138,117 @@ def test_no_verb_gives_a_traceback_on_edited_inputs(verb: str) -> None:
 @pytest.mark.parametrize("verb", sorted(READS))
 def test_no_verb_gives_a_traceback_on_edited_inputs_longer(verb: str) -> None:
     _fuzz(verb, COUNT * 10)()
+
+
+# any value YAML can hold, as a rule test's expect may be written
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
+    max_leaves=12,
+)
+_EXPECTS = _VALUES | st.fixed_dictionaries(
+    {},
+    optional={
+        "placements": _VALUES | st.dictionaries(st.just("streaming/fraud-detector-flinkdeployment"), _VALUES),
+        "rejected": _VALUES | st.dictionaries(st.just("streaming/fraud-detector-flinkdeployment"), _VALUES),
+        "evictions": _VALUES | st.lists(_VALUES, max_size=2),
+    },
+)
+
+
+@settings(max_examples=max(COUNT // 3, 20), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(expect=_EXPECTS, output=st.sampled_from(["text", "junit", "sarif"]))
+def test_a_rule_tests_expect_of_any_shape_fails_its_case_alone(expect: object, output: str) -> None:
+    import tempfile
+
+    import yaml
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = _scenario(Path(tmp))
+        test = yaml.safe_load(paths["test"].read_text())
+        test["cases"] = [test["cases"][0], {"name": "fuzzed", "expect": expect}]
+        paths["test"].write_text(yaml.safe_dump(test))
+        result = CliRunner().invoke(main, ["test", str(paths["test"].parent), "--format", output])
+        assert result.exit_code in (0, 1), (expect, result.exit_code, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+        assert result.stdout and "Traceback" not in result.output
+
+
+def _session() -> bytes:
+    """A short editor session: initialize, open a rule file, hover, format, shut down, exit."""
+    import json
+
+    text = (EXAMPLES / "flink-checkpoint" / "policy.fr").read_text()
+    uri = "untitled:policy.fr"
+    document = {"textDocument": {"uri": uri}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "fleetrules", "version": 1, "text": text}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+         "params": {**document, "position": {"line": 4, "character": 3}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/formatting",
+         "params": {**document, "options": {"tabSize": 2, "insertSpaces": True}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]  # fmt: skip
+    out = b""
+    for message in messages:
+        body = json.dumps(message).encode()
+        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return out
+
+
+@st.composite
+def _framing(draw: st.DrawFn, session: bytes) -> bytes:
+    """The session's bytes with a few edits, headers favoured: a length changed to any number of digits."""
+    import re
+
+    for _ in range(draw(st.integers(1, 3))):
+        headers = [m.span(1) for m in re.finditer(rb"Content-Length: (\d+)", session)]
+        if headers and draw(st.booleans()):
+            start, end = draw(st.sampled_from(headers))
+            digits = draw(st.sampled_from([b"0", b"1", b"99999999999", b"9" * 5000, b"-1", b"abc", b""]))
+            session = session[:start] + digits + session[end:]
+        else:
+            at = draw(st.integers(0, len(session)))
+            end = min(len(session), at + draw(st.integers(0, 40)))
+            edit = draw(st.sampled_from([b"", session[at:end] * 2, b"[" * 3000, b"\r\n\r\n", b"\xff", b"{"]))
+            session = session[:at] + edit + session[end:]
+    return session
+
+
+@settings(max_examples=max(COUNT // 3, 20), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(data=st.data())
+def test_the_language_server_survives_any_framing(data: st.DataObject) -> None:
+    import asyncio
+    import io
+    import threading
+
+    from pygls.io_ import StdoutWriter
+
+    from engine import lsp
+
+    class Kept(io.BytesIO):
+        def close(self) -> None:  # the exit notification closes the writer: what it wrote is read after
+            pass
+
+    given_bytes = data.draw(_framing(_session()))
+    out = Kept()
+    server = lsp.server()
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(out))
+    try:
+        asyncio.run(asyncio.wait_for(lsp._serve(server, lsp._Reader(io.BytesIO(given_bytes))), 60))
+    except SystemExit:
+        pass  # the exit notification, as pygls ends the process
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
+    written = out.getvalue()
+    assert b"Traceback" not in written
+    while written:  # every message the server wrote is framed whole
+        head, _, rest = written.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        assert len(rest) >= length
+        written = rest[length:]
