@@ -207,7 +207,8 @@ def _framing(draw: st.DrawFn, session: bytes) -> bytes:
 
     for _ in range(draw(st.integers(1, 3))):
         headers = [m.span(1) for m in re.finditer(rb"Content-Length: (\d+)", session)]
-        if headers and draw(st.booleans()):
+        header: bool = draw(st.booleans())
+        if headers and header:
             start, end = draw(st.sampled_from(headers))
             digits = draw(st.sampled_from([b"0", b"1", b"99999999999", b"9" * 5000, b"-1", b"abc", b""]))
             session = session[:start] + digits + session[end:]
