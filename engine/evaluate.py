@@ -42,7 +42,7 @@ def scheduler_for(
     ``reference``: every rule evaluated inside durable-rules, without the indexed joins; ``share``: bindings
     alike share one policy choice, one filter result, one attempt (None: on, and off with ``reference``, which
     then decides every binding on its own); ``controllers``:
-    the controller manager's flags (its resource detector's PolicyPreemption and WorkloadAffinity gates);
+    the controller manager's flags (its resource detector's PropagationPolicyPreemption and WorkloadAffinity gates);
     ``held``: a binding that holds an older placement than its Lazy policy's is scheduled by it, as
     Karmada's scheduler does (off: by the policy as it is now, as ``--reschedule all`` shows);
     ``explanations``: placements keep what explains them (off: their decisions are freed as it goes)."""

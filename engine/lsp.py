@@ -153,8 +153,8 @@ def _policy_hover(policy: ast.Policy) -> str:
         lines.append("")
         lines.append(
             "Preemption: takes the workloads its selects name from policies of lower priority (and a "
-            "PropagationPolicy from any ClusterPropagationPolicy), with the PolicyPreemption gate only "
-            "(off by default; `--controller feature-gates=PolicyPreemption=true`)."
+            "PropagationPolicy from any ClusterPropagationPolicy), with the PropagationPolicyPreemption gate only "
+            "(off by default; `--controller feature-gates=PropagationPolicyPreemption=true`)."
         )
     if policy.lazy:
         lines.append("")

@@ -133,7 +133,7 @@ def test_a_policy_hover_says_what_preemption_and_lazy_activation_do() -> None:
     text = "policy p {\n  select { kind Deployment name web }\n  preemption always\n  activation lazy\n}\n"
     found = hover("file:///p.fr", text, 0, 8)
     assert found is not None and isinstance(found.contents, types.MarkupContent)
-    assert "PolicyPreemption gate only" in found.contents.value
+    assert "PropagationPolicyPreemption gate only" in found.contents.value
     assert "Lazy activation: a change of this policy's placement" in found.contents.value
     plain = hover("file:///p.fr", "policy p {\n  select { kind Deployment }\n}\n", 0, 8)
     assert plain is not None and isinstance(plain.contents, types.MarkupContent)

@@ -178,7 +178,7 @@ def cluster_claimed(by: str) -> dict[str, Any]:
     return {**NGINX, "metadata": meta}
 
 
-GATE_ON = Controllers.parse(["feature-gates=PolicyPreemption=true"])
+GATE_ON = Controllers.parse(["feature-gates=PropagationPolicyPreemption=true"])
 
 # pkg/detector/preemption.go: preemptPropagationPolicy, preemptClusterPropagationPolicyDirectly,
 # preemptClusterPropagationPolicy (the template is fetched by each resource selector's name)
@@ -255,36 +255,42 @@ def test_preemption_with_the_policy_preemption_gate(
         (notes["propagationpolicy.karmada.io/namespace"], notes["propagationpolicy.karmada.io/name"])
     )
     assert bool(preempted) == (expected != holder)
-    assert not any("PolicyPreemption feature gate" in w.message for w in result.warnings)
+    assert not any("PropagationPolicyPreemption feature gate" in w.message for w in result.warnings)
 
 
 def test_without_the_gate_a_preempting_policy_is_warned_about_and_the_claim_holds(tmp_path: Path) -> None:
-    """pkg/features PolicyPreemption {Default: false, Alpha}: preemptionEnabled is false without the gate."""
+    """pkg/features PropagationPolicyPreemption {Default: false, Alpha}: preemptionEnabled is false without the gate."""
     rules = f"policy test/old {{ {ALL} }}\npolicy test/new {{ {BY_NAME} priority 5 preemption always }}"
     (tmp_path / "rules.fr").write_text(rules)
     result = evaluate(load_rules([tmp_path / "rules.fr"]), load_facts(objects=[CLUSTER, claimed("test/old")]))
     assert result.placements[0].policy == "test/old"
-    (said,) = [w for w in result.warnings if "PolicyPreemption feature gate" in w.message]
+    (said,) = [w for w in result.warnings if "PropagationPolicyPreemption feature gate" in w.message]
     assert said.span is not None and said.span.line == 2
 
 
 @pytest.mark.parametrize(
     ("flag", "message"),
-    [
-        ("feature-gates=PolicyPreemption=maybe", "invalid value of PolicyPreemption: 'maybe'"),
+    [  # component-base's words (vendor/k8s.io/component-base/featuregate/feature_gate.go SetWithLogger,
+        # unsafeSetFromMap), as pflag wraps them
         (
-            "feature-gates=Unheard=true",
-            "one of Failover, MultiplePodTemplatesScheduling, PolicyPreemption, PriorityBasedScheduling, "
-            "StatefulFailoverInjection, WorkloadAffinity",
+            "feature-gates=PropagationPolicyPreemption=maybe",
+            'invalid argument "PropagationPolicyPreemption=maybe" for "--feature-gates" flag: invalid value of '
+            'PropagationPolicyPreemption=maybe, err: strconv.ParseBool: parsing "maybe": invalid syntax',
         ),
+        ("feature-gates=Unheard=true", "unrecognized feature gate: Unheard"),
+        ("feature-gates=PolicyPreemption=true", "unrecognized feature gate: PolicyPreemption; Karmada names it Prop"),
         ("feature-gates=GracefulEviction=false", "fleetrules evaluates with GracefulEviction on"),
-        ("feature-gates=PolicyPreemption", "expected feature-gates=NAME=true|false"),
+        ("feature-gates=PropagationPolicyPreemption", "missing bool value for PropagationPolicyPreemption"),
     ],
 )
 def test_feature_gates_are_parsed_as_the_controller_manager_does(flag: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         Controllers.parse([flag])
-    assert Controllers.parse(["feature-gates=PolicyPreemption=false,PolicyPreemption=1"]).policy_preemption
-    assert Controllers.parse(["feature-gates= PolicyPreemption=true ,"]).policy_preemption  # as mapStringBool
+    assert Controllers.parse(
+        ["feature-gates=PropagationPolicyPreemption=false,PropagationPolicyPreemption=1"]
+    ).policy_preemption
+    assert Controllers.parse(
+        ["feature-gates= PropagationPolicyPreemption=true ,"]
+    ).policy_preemption  # as mapStringBool
     assumed = Controllers.parse(["feature-gates=GracefulEviction=true,Failover=false"])
     assert not assumed.failover and not assumed.taint_manager and not assumed.policy_preemption

@@ -60,7 +60,7 @@ def test_usage(tmp_path: Path) -> None:
 
 
 def test_a_test_file_sets_controller_flags(tmp_path: Path) -> None:
-    """`controllers:` in a test file (or a case) are --controller's flags: here the PolicyPreemption gate."""
+    """`controllers:` in a test file (or a case) are --controller's flags: here the PropagationPolicyPreemption gate."""
     (tmp_path / "p.fr").write_text(
         "policy shop/old {\n  select { kind Deployment }\n}\n"
         "policy shop/new {\n  select { kind Deployment name web }\n  priority 5\n  preemption always\n"
@@ -77,7 +77,7 @@ def test_a_test_file_sets_controller_flags(tmp_path: Path) -> None:
             f"- {{apiVersion: cluster.karmada.io/v1alpha1, kind: Cluster, metadata: {{name: {c}}}}}\n"
             for c in ("m1", "m2")
         )
-        + f"- {claimed}\ncontrollers: [feature-gates=PolicyPreemption=true]\ncases:\n"
+        + f"- {claimed}\ncontrollers: [feature-gates=PropagationPolicyPreemption=true]\ncases:\n"
         "- name: preempted\n  expect: {placements: {shop/web-deployment: {clusters: [m2]}}}\n"
         "- name: without the gate\n  controllers: []\n"
         "  expect: {placements: {shop/web-deployment: {clusters: [m1, m2]}}}\n"
@@ -85,4 +85,7 @@ def test_a_test_file_sets_controller_flags(tmp_path: Path) -> None:
     )
     code, out, _ = run(str(tmp_path))
     assert code == 1 and out.endswith("2 passed, 1 failed\n"), out
-    assert "controllers: 'feature-gates=Nope=true'" in out and "p_test.yaml:14:16" in out, out
+    assert (
+        'controllers: invalid argument "Nope=true" for "--feature-gates" flag: unrecognized feature gate: Nope' in out
+    )
+    assert "p_test.yaml:14:16" in out, out

@@ -98,9 +98,9 @@ CONTROLLER = click.option(
     help="A flag of the Karmada control plane that changes failover, policy choice or scheduling (repeatable; "
     "the defaults are Karmada's): enable-no-execute-taint-eviction=true|false (default false), "
     "no-execute-taint-eviction-purge-mode=Gracefully|Directly, graceful-eviction-timeout=10m, "
-    "feature-gates=NAME=BOOL,… for Failover, MultiplePodTemplatesScheduling, PolicyPreemption, "
-    "StatefulFailoverInjection and WorkloadAffinity (each off by default, as Karmada ships them) and "
-    "PriorityBasedScheduling (on), "
+    "feature-gates=NAME=BOOL,… with Karmada's gates (pkg/features) and AllAlpha, AllBeta: modelled are Failover, "
+    "MultiplePodTemplatesScheduling, PropagationPolicyPreemption, StatefulFailoverInjection and WorkloadAffinity "
+    "(each off by default, as Karmada ships them) and PriorityBasedScheduling (on), "
     "skipped-propagating-namespaces=REGEXP,… (default kube-.*). Your control "
     f"plane's flags can be set once in {CONTROLLER_ENV} (space-separated); --controller adds to them.",
 )

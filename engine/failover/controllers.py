@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 from engine.check.rules import builtin_files
 from engine.compile import encoding, ir
@@ -27,7 +27,8 @@ from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, Span, UsageError, listed, warning
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
 from engine.inputs.matching import taint_changes
-from engine.kube import gojson, gotime
+from engine.kube import featuregate, gojson, gotime
+from engine.kube.featuregate import Spec, Stage, go_bool
 from engine.kube.goregexp import compile_anchored
 from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
@@ -43,14 +44,40 @@ TAINT_PRODUCER = "TaintManager"
 GRACEFUL_EVICTION_TIMEOUT = 600  # --graceful-eviction-timeout (10m)
 
 
+# Karmada's feature gates, their defaults and stages (pkg/features/features.go DefaultFeatureGates), as the
+# controller manager and the scheduler both know them
+KARMADA_GATES: dict[str, Spec] = {
+    "Failover": Spec(False, Stage.BETA),
+    "GracefulEviction": Spec(True, Stage.BETA),
+    "PropagateDeps": Spec(True, Stage.BETA),
+    "CustomizedClusterResourceModeling": Spec(True, Stage.BETA),
+    "PropagationPolicyPreemption": Spec(False, Stage.ALPHA),
+    "MultiClusterService": Spec(False, Stage.ALPHA),
+    "ResourceQuotaEstimate": Spec(False, Stage.ALPHA),
+    "StatefulFailoverInjection": Spec(False, Stage.ALPHA),
+    "PriorityBasedScheduling": Spec(True, Stage.BETA),
+    "FederatedQuotaEnforcement": Spec(False, Stage.ALPHA),
+    "LoggingAlphaOptions": Spec(False, Stage.ALPHA),
+    "LoggingBetaOptions": Spec(True, Stage.BETA),
+    "ContextualLogging": Spec(True, Stage.BETA),
+    "MultiplePodTemplatesScheduling": Spec(False, Stage.ALPHA),
+    "ControllerPriorityQueue": Spec(True, Stage.BETA),
+    "WorkloadAffinity": Spec(False, Stage.ALPHA),
+    "SchedulingOvercommitProtection": Spec(False, Stage.ALPHA),
+}
+# gates that change nothing fleetrules computes (logging, the order controllers work in, multi-cluster Services)
+INERT_GATES = frozenset({"ContextualLogging", "ControllerPriorityQueue", "LoggingAlphaOptions", "LoggingBetaOptions",
+                         "MultiClusterService"})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Controllers:
     """The Karmada control plane's flags that change failover, policy choice and scheduling, by their flag names
     (karmada-controller-manager's; the feature gates taken to be the same in every component).
 
     The defaults are Karmada's (v1.18 and v1.19, pkg/features/features.go and the controller manager's options):
-    the taint manager off (``enable-no-execute-taint-eviction=false``, the Failover gate off), and the alpha
-    gates PolicyPreemption, StatefulFailoverInjection, WorkloadAffinity and MultiplePodTemplatesScheduling off.
+    the taint manager off (``enable-no-execute-taint-eviction=false``, the Failover gate off), and the alpha gates
+    PropagationPolicyPreemption, StatefulFailoverInjection, WorkloadAffinity and MultiplePodTemplatesScheduling off.
     Inputs that would need one on say which and how to turn it on, once (``gate_notes``)."""
 
     no_execute_taint_eviction: bool = False  # --enable-no-execute-taint-eviction
@@ -66,6 +93,8 @@ class Controllers:
     priority_based_scheduling: bool = True  # beta, on: the scheduler's queue orders bindings by schedulePriority
     # --skipped-propagating-namespaces: the detector's namespaces never propagated (karmada's reserved ones too)
     skipped_namespaces: SkippedNamespaces = DEFAULT_SKIPPED_NAMESPACES
+    # the gates on (not by default) that fleetrules does not model, said once in a note (``unmodelled_gate_note``)
+    unmodelled_gates: tuple[str, ...] = ()
 
     FLAGS = (
         "enable-no-execute-taint-eviction",
@@ -74,10 +103,16 @@ class Controllers:
         "feature-gates",
         "skipped-propagating-namespaces",
     )
-    # the feature gates fleetrules models
-    GATES = ("Failover", "MultiplePodTemplatesScheduling", "PolicyPreemption", "PriorityBasedScheduling",
-             "StatefulFailoverInjection", "WorkloadAffinity")  # fmt: skip
-    # gates fleetrules evaluates as on (Karmada's default): accepted as =true, refused off
+    # the feature gates fleetrules models, by Karmada's name, and the field each sets
+    GATES: ClassVar[dict[str, str]] = {
+        "Failover": "failover",
+        "MultiplePodTemplatesScheduling": "multiple_pod_templates",
+        "PropagationPolicyPreemption": "policy_preemption",
+        "PriorityBasedScheduling": "priority_based_scheduling",
+        "StatefulFailoverInjection": "stateful_failover_injection",
+        "WorkloadAffinity": "workload_affinity",
+    }
+    # gates fleetrules evaluates as on (Karmada's default): refused off, which it cannot model
     ASSUMED = ("CustomizedClusterResourceModeling", "GracefulEviction", "PropagateDeps")
 
     @classmethod
@@ -92,6 +127,7 @@ class Controllers:
                 raise UsageError(f"settings: expected FLAG=VALUE strings, found {type(item).__name__} {item!r:.60}")
         out = cls()
         skipped: list[str] | None = None  # pflag's StringSlice: the first use replaces the default, later ones add
+        gates: dict[str, bool] = {}  # what the uses of --feature-gates set (component-base's enabled map)
         for item in settings:
             flag, sep, value = item.removeprefix("--").partition("=")
             if not sep or flag not in cls.FLAGS:
@@ -109,7 +145,12 @@ class Controllers:
                     raise ValueError(f'{item!r}: Invalid mode: supported values are "Directly" and "Gracefully"')
                 out = replace(out, taint_purge_mode=value)
             elif flag == "feature-gates":
-                out = out._gates(item, value)
+                try:
+                    featuregate.apply_use(KARMADA_GATES, gates, featuregate.parse_use(value))
+                except featuregate.FeatureGateError as exc:
+                    named = str(exc).endswith(": PolicyPreemption")  # fleetrules' own name for it until 2026-12
+                    hint = "; Karmada names it PropagationPolicyPreemption" if named else ""
+                    raise ValueError(f'invalid argument "{value}" for "--feature-gates" flag: {exc}{hint}') from None
             else:  # a duration flag (pflag: time.ParseDuration); Karmada takes zero and negative ones too
                 try:
                     seconds = gotime.parse_duration(value)
@@ -118,38 +159,21 @@ class Controllers:
                 if seconds.denominator != 1:
                     raise ValueError(f"{item!r}: fleetrules counts time in whole seconds, and {value} is not")
                 out = replace(out, graceful_eviction_timeout=int(seconds))
-        return out
+        return out._gates(gates) if gates else out
 
-    def _gates(self, item: str, value: str) -> Controllers:
-        """``--feature-gates=NAME=BOOL,…`` as component-base parses it (bool as strconv.ParseBool)."""
-        out = self
-        parts = [p.strip() for p in value.split(",") if p.strip()]  # component-base's mapStringBool skips empty ones
-        for part in parts or [""]:
-            gate, sep, setting = part.partition("=")
-            if not sep or gate not in (*self.GATES, *self.ASSUMED):
-                raise ValueError(
-                    f"{item!r}: expected feature-gates=NAME=true|false with NAME one of {', '.join(self.GATES)} "
-                    f"(the gates fleetrules models), or {', '.join(self.ASSUMED)} (evaluated as on)"
-                )
-            on = go_bool(setting)
-            if on is None:
-                raise ValueError(f"{item!r}: invalid value of {gate}: {setting!r}, expected true or false")
-            if gate in self.ASSUMED:
-                if not on:
-                    raise ValueError(f"{item!r}: fleetrules evaluates with {gate} on; it cannot model it off")
-            elif gate == "PolicyPreemption":
-                out = replace(out, policy_preemption=on)
-            elif gate == "Failover":
-                out = replace(out, failover=on)
-            elif gate == "WorkloadAffinity":
-                out = replace(out, workload_affinity=on)
-            elif gate == "MultiplePodTemplatesScheduling":
-                out = replace(out, multiple_pod_templates=on)
-            elif gate == "PriorityBasedScheduling":
-                out = replace(out, priority_based_scheduling=on)
-            else:
-                out = replace(out, stateful_failover_injection=on)
-        return out
+    def _gates(self, enabled: Mapping[str, bool]) -> Controllers:
+        """The gates as component-base leaves them (``enabled``, over Karmada's defaults): each modelled one sets its
+        field; one fleetrules takes as on (Karmada's default) and cannot model off is a ValueError; the others on
+        by these settings are kept to be said (``unmodelled_gates``)."""
+        values = featuregate.effective(KARMADA_GATES, enabled)
+        off = [name for name in self.ASSUMED if not values[name]]
+        if off:
+            raise ValueError(
+                f"feature-gates: fleetrules evaluates with {off[0]} on (Karmada's default); it cannot model it off"
+            )
+        fields: dict[str, Any] = {field: values[name] for name, field in self.GATES.items()}
+        others = [n for n, on in values.items() if on and not KARMADA_GATES[n].default and n not in self.GATES]
+        return replace(self, **fields, unmodelled_gates=tuple(sorted(others)))
 
     @property
     def taint_manager(self) -> bool:
@@ -207,7 +231,10 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
     preempting = policies_with(ast.Preemption, lambda s: s.mode.value == "always")
     if preempting and not controllers.policy_preemption:
         does = "preemption Always takes nothing (a workload another policy claims stays with it)"
-        off, on = "the PolicyPreemption feature gate (alpha) is off", "--controller feature-gates=PolicyPreemption=true"
+        off, on = (
+            "the PropagationPolicyPreemption feature gate (alpha) is off",
+            "--controller feature-gates=PropagationPolicyPreemption=true",
+        )
         out.append(gate_note([n for n, _ in preempting], does, off, on, preempting[0][1]))
     # the required terms (Karmada's, and fleetrules' `within` ones, which read the same groups); preferred terms
     # are fleetrules' own, read the workloads' labels, and act whatever the gate
@@ -229,7 +256,42 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
         out.append(gate_note(named, does, off, "--controller feature-gates=Failover=true"))
     elif facts.shown_clusters:
         out.append(_taint_policy_changes(facts.shown_clusters, facts.clusters))
+    unmodelled = unmodelled_gate_note(controllers)
+    if unmodelled is not None:
+        out.append(unmodelled)
     return out
+
+
+# what an unmodelled gate that is on leaves out of the answer (after pkg/features/features.go's comments)
+_UNMODELLED = {
+    "FederatedQuotaEnforcement": "FederatedResourceQuota limits enforced on the control plane",
+    "ResourceQuotaEstimate": "the scheduler estimator's resource quota check",
+    "SchedulingOvercommitProtection": "replicas reserved between a placement and the usage its cluster reports",
+}
+
+
+def unmodelled_gate_note(controllers: Controllers) -> Diagnostic | None:
+    """One warning naming the gates on (not by Karmada's default: AllAlpha, AllBeta or by name) that fleetrules does
+    not model: those whose effect the answer lacks, and those it ignores because they change nothing it computes."""
+    gates = controllers.unmodelled_gates
+    if not gates:
+        return None
+    lacking = [g for g in gates if g not in INERT_GATES]
+    inert = [g for g in gates if g in INERT_GATES]
+    parts = []
+    if lacking:
+        left_out = "; ".join(_UNMODELLED.get(g, g) for g in lacking)
+        verb = "are" if len(lacking) > 1 else "is"
+        parts.append(f"{_and(lacking)} {verb} on and not modelled: the answer leaves out {left_out}")
+    if inert:
+        parts.append(
+            f"{_and(inert)} {'are' if len(inert) > 1 else 'is'} on and ignored: nothing fleetrules computes changes"
+        )
+    return warning("; ".join(parts), subject="feature gates")
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def changed_clusters(facts: Facts) -> tuple[Cluster, ...]:
@@ -732,16 +794,6 @@ def taint_manager(world: World, by_rule: Mapping[tuple[str, str], RuleEviction])
             e = by_rule.get((key, name))
             if e is not None:
                 yield key, name, e, e.message
-
-
-def go_bool(text: str) -> bool | None:
-    """strconv.ParseBool, as pflag and component-base read a boolean; None for anything else."""
-    return _GO_BOOLS.get(text)
-
-
-_GO_BOOLS = dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True) | dict.fromkeys(
-    ("0", "f", "F", "FALSE", "false", "False"), False
-)
 
 
 def task_timeout(task: EvictionTask, default: int = GRACEFUL_EVICTION_TIMEOUT) -> int:

@@ -4,7 +4,7 @@
     facts: [facts]               # files or directories; `objects:` adds inline Karmada objects
     now: 2026-12-02T10:02:01Z    # optional: evaluate failover at this time
     karmadaVersion: "1.18"       # optional: the Karmada version (default: the newest modelled)
-    controllers: [feature-gates=PolicyPreemption=true]   # optional: controller manager flags (--controller)
+    controllers: [feature-gates=PropagationPolicyPreemption=true]   # optional: controller manager flags (--controller)
     cases:
     - name: pipelines of a group never share a cluster
       expect:

@@ -9,8 +9,8 @@ propagateResource, compare.go getHighestPriority*, pkg/util/selector.go Resource
    match of everything), then name. The first wins.
 3. Only when no PropagationPolicy matches are the ClusterPropagationPolicies ranked the same way.
 
-With the PolicyPreemption feature gate (alpha, off by default: `--controller
-feature-gates=PolicyPreemption=true`), a policy with `preemption: Always` takes a claimed workload that one
+With the PropagationPolicyPreemption feature gate (alpha, off by default: `--controller
+feature-gates=PropagationPolicyPreemption=true`), a policy with `preemption: Always` takes a claimed workload that one
 of its resource selectors names (pkg/detector/preemption.go: the template is fetched by the selector's
 name): a PropagationPolicy from a ClusterPropagationPolicy whatever the priorities, and from a
 PropagationPolicy of lower explicit priority; a ClusterPropagationPolicy only from a ClusterPropagationPolicy
@@ -118,8 +118,9 @@ def select_policy(
     preemption: bool = False,
     by_name: Mapping[str, ast.Policy] | None = None,
 ) -> Choice:
-    """The policy that claims the workload; ``preemption``: the PolicyPreemption feature gate is on; ``by_name``:
-    every policy by name, where ``policies`` are only those that can select the workload (PolicyChooser)."""
+    """The policy that claims the workload; ``preemption``: the PropagationPolicyPreemption feature gate is on;
+    ``by_name``: every policy by name, where ``policies`` are only those that can select the workload
+    (PolicyChooser)."""
     if by_name is None:
         by_name = {p.name.value: p for p in policies}
     if claim is not None and claim.policy in by_name:
