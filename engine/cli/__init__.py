@@ -3,6 +3,7 @@
 - engine.cli.authoring: ``check``, ``fmt``, ``convert``, ``lsp`` (writing rules);
 - engine.cli.evaluating: ``eval``, ``explain``, ``simulate``, ``report`` (rules over facts);
 - engine.cli.reviewing: ``diff``, ``resilience``, ``test`` (reviewing a change);
+- engine.cli.configuring: ``config`` (the control plane's settings in force; engine.cli.config reads the file);
 - engine.cli.formats: every verb's output formats, one registry; engine.cli.options: the options verbs share;
   engine.cli.inputs: what verbs read; engine.cli.app: the group, exit codes, how a command ends.
 
@@ -13,10 +14,10 @@ evaluates them). Every command turns FleetrulesError into rendered diagnostics; 
 
 from __future__ import annotations
 
-from engine.cli import authoring, evaluating, reviewing
+from engine.cli import authoring, configuring, evaluating, reviewing
 from engine.cli.app import EXIT_PROBLEMS, EXIT_USAGE, kubectl_main, main, run
 from engine.cli.options import CONTROLLER_ENV
 
-VERBS = (authoring, evaluating, reviewing)  # imported for the verbs they add to ``main``
+VERBS = (authoring, configuring, evaluating, reviewing)  # imported for the verbs they add to ``main``
 
 __all__ = ["CONTROLLER_ENV", "EXIT_PROBLEMS", "EXIT_USAGE", "VERBS", "kubectl_main", "main", "run"]

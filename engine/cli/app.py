@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -34,11 +35,35 @@ EXIT_PIPE = 141  # 128 + SIGPIPE
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+CONFIG_KEY = "fleetrules.config"
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fleetrules")
-def main() -> None:
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="The control plane's settings (karmadaVersion, controller flags); default: .fleetrules.yaml in the working "
+    "directory or the nearest above it, up to the repository's root.",
+)
+@click.pass_context
+def main(ctx: click.Context, config_path: str | None) -> None:
     """Write, check, evaluate and review Karmada placement and failover policy as code."""
     gc.set_threshold(*THRESHOLDS)  # the process is ours: rendering and reviews collect less too (engine.collector)
+    if ctx.invoked_subcommand == "lsp":
+        return  # an editor's server reads no config file
+    from engine.cli.config import Config, find, load
+
+    path = Path(config_path) if config_path is not None else find(Path.cwd())
+    if config_path is not None and not Path(config_path).is_file():
+        say(f"fleetrules: error: --config: no such file: {config_path}", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        ctx.meta[CONFIG_KEY] = load(path) if path is not None else Config("")
+    except FleetrulesError as exc:
+        say(exc.render(), err=True)
+        sys.exit(EXIT_USAGE)
 
 
 def say(text: str, err: bool = False, nl: bool = True) -> None:

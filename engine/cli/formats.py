@@ -251,3 +251,33 @@ TEST = _register(
         dest="output_format",
     )
 )
+
+
+# ---------------------------------------------------------------- config
+@dataclass(frozen=True)
+class Configured:
+    data: Mapping[str, Any]  # engine.cli.configuring.settings
+
+
+def _config_text(data: Mapping[str, Any]) -> Iterator[str]:
+    yield f"config file: {data['configFile'] or 'none (.fleetrules.yaml in the working directory or above it)'}\n"
+    version = data["karmadaVersion"]
+    yield f"karmada version: {version['value']}  ({version['from']})\n"
+    yield "controller flags, in the order applied (a later setting wins):\n"
+    for flag in data["flags"] or [{"flag": "none", "from": "Karmada's defaults"}]:
+        yield f"  {flag['flag']}  ({flag['from']})\n"
+    yield "in force:\n"
+    for name, value in data["inForce"].items():
+        yield f"  {name} = {value['value']}  ({value['from']})\n"
+    yield "feature gates:\n"
+    for name, gate in data["featureGates"].items():
+        modelled = "" if gate["modelled"] else ", not modelled"
+        yield f"  {name} = {str(gate['value']).lower()}  ({gate['from']}; {gate['stage']}{modelled})\n"
+
+
+CONFIG = _register(
+    Formats[Configured](
+        "config",
+        {"text": lambda c: _config_text(c.data), "json": lambda c: json.dumps(c.data, indent=2) + "\n"},
+    )
+)

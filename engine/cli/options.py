@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 import click
 
+from engine.cli.app import CONFIG_KEY
+from engine.cli.config import Config
 from engine.errors import UsageError
 from engine.evaluate import evaluation_time
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
@@ -39,7 +41,7 @@ def _meta(key: str) -> Any:
 _VERSION_KEY = "fleetrules.karmada_version"
 KARMADA = click.option(
     "--karmada-version",
-    callback=_kept(_VERSION_KEY, lambda v: KARMADA_VERSION if v is None else karmada_version(v)),
+    callback=_kept(_VERSION_KEY, lambda v: _file_version() if v is None else karmada_version(v)),
     expose_value=False,
     is_eager=True,
     help=f"The Karmada version whose behaviour to model where versions differ ({', '.join(KARMADA_VERSIONS)}; "
@@ -47,8 +49,13 @@ KARMADA = click.option(
 )
 
 
+def _file_version() -> str:
+    written = config().karmada_version
+    return KARMADA_VERSION if written is None else written[0]
+
+
 def version() -> str:
-    """--karmada-version."""
+    """--karmada-version, else the config file's karmadaVersion, else the newest modelled."""
     return str(_meta(_VERSION_KEY) or KARMADA_VERSION)
 
 
@@ -73,20 +80,32 @@ _CONTROLLERS_KEY = "fleetrules.controllers"
 CONTROLLER_ENV = "FLEETRULES_CONTROLLER"
 
 
-def _controllers(given: Sequence[str]) -> Controllers:
-    """The flags of FLEETRULES_CONTROLLER (a user's control plane, set once), then those given with --controller
-    (a later setting of the same flag wins)."""
+def config() -> Config:
+    """The config file's settings (none without one)."""
+    found = _meta(CONFIG_KEY)
+    return found if isinstance(found, Config) else Config("")
+
+
+def environment_flags() -> list[str]:
+    """FLEETRULES_CONTROLLER's flags, split as a shell splits words; a UsageError for bytes that are not UTF-8."""
     raw = os.environ.get(CONTROLLER_ENV, "")
     undecodable = next((i for i, c in enumerate(raw) if "\udc80" <= c <= "\udcff"), None)  # surrogateescape's
     if undecodable is not None:
         raise click.UsageError(f"{CONTROLLER_ENV}: not UTF-8 (an undecodable byte at character {undecodable + 1})")
     # split as a shell splits words, on ASCII blanks: a no-break space is part of a flag's value, not a separator
-    from_env = [flag for flag in re.split(r"[ \t\n\r\f\v]+", raw) if flag]
+    return [flag for flag in re.split(r"[ \t\n\r\f\v]+", raw) if flag]
+
+
+def _controllers(given: Sequence[str]) -> Controllers:
+    """The config file's flags, then FLEETRULES_CONTROLLER's (a user's control plane, set once), then those given
+    with --controller (a later setting of the same flag wins)."""
+    from_file = [flag for flag, _ in config().controller]
+    from_env = environment_flags()
     try:
-        Controllers.parse(from_env)
+        Controllers.parse([*from_file, *from_env])
     except ValueError as exc:
         raise click.UsageError(f"{CONTROLLER_ENV}: {exc}") from None
-    return Controllers.parse([*from_env, *given])
+    return Controllers.parse([*from_file, *from_env, *given])
 
 
 CONTROLLER = click.option(

@@ -214,7 +214,8 @@ def resilience(
 @guarded
 def test_command(paths: Sequence[str], output_format: str) -> None:
     """Run rule tests (*_test.yaml files, below the current directory by default)."""
-    report = run_tests(paths or ["."], options.version(), options.roots())
+    base = [flag for flag, _ in options.config().controller]  # the config file's: each test's own go on top
+    report = run_tests(paths or ["."], options.version(), options.roots(), base)
     if not report.outcomes:
         raise UsageError(f"no test files (*{TEST_SUFFIX}) found")
     say(TEST.text(output_format, Tested(report, package_version())), nl=False)

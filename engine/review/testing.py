@@ -206,6 +206,7 @@ def _case(
     report: Report,
     version: str,
     roots: Sequence[Path],
+    flags: tuple[str, ...] = (),
 ) -> Outcome:
     shown = document.marks.file
     cases = document.value["cases"]
@@ -236,7 +237,7 @@ def _case(
         rules = load_rules(named["rules"], version, roots)
         facts = load_facts(named["facts"], merged.get("objects") or [])
         now = parse_time(str(merged["now"])) if merged.get("now") else None
-        result = evaluate(rules, facts, now, controllers=_controllers(document, case, merged))
+        result = evaluate(rules, facts, now, controllers=_controllers(document, case, merged, flags))
     except (FleetrulesError, ValueError) as exc:
         message = _problems(exc) if isinstance(exc, FleetrulesError) else str(exc)
         return Outcome(shown, name, False, error=message)
@@ -272,22 +273,30 @@ def _problems(exc: FleetrulesError) -> str:
     return "\n".join(out)
 
 
-def _controllers(document: Document, case: dict[str, Any], merged: dict[str, Any]) -> Controllers:
-    """The case's (or file's) ``controllers``: flags as ``--controller`` takes them; ValueError at where
-    they are written."""
+def _controllers(
+    document: Document, case: dict[str, Any], merged: dict[str, Any], base: Sequence[str] = ()
+) -> Controllers:
+    """The case's (or file's) ``controllers``: flags as ``--controller`` takes them, on top of ``base`` (the config
+    file's); ValueError at where they are written."""
     flags = merged.get("controllers") or []
     where = document.span(case if "controllers" in case else document.value, "controllers")
     if not isinstance(flags, list):
         raise ValueError(f"{where}: controllers: a list of FLAG=VALUE, as --controller takes them")
     try:
-        return Controllers.parse([str(f) for f in flags])
+        return Controllers.parse([*base, *(str(f) for f in flags)])
     except ValueError as exc:
         raise ValueError(f"{where}: controllers: {exc}") from None
 
 
-def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION, roots: Sequence[str | Path] = ()) -> Report:
+def run_tests(
+    paths: Sequence[str | Path],
+    version: str = KARMADA_VERSION,
+    roots: Sequence[str | Path] = (),
+    controllers: Sequence[str] = (),
+) -> Report:
     """Every case of the test files under ``paths``, for Karmada ``version`` unless a file or case
-    names its own (``karmadaVersion``). The rules and facts a test names stay below ``paths`` (a file's own
+    names its own (``karmadaVersion``), with the control plane's flags ``controllers`` (a config file's) under
+    each file's or case's own. The rules and facts a test names stay below ``paths`` (a file's own
     directory) or one of ``roots``."""
     report = Report()
     tree = rule_tree(paths, roots)
@@ -305,5 +314,6 @@ def run_tests(paths: Sequence[str | Path], version: str = KARMADA_VERSION, roots
             continue
         defaults = {k: data[k] for k in _DEFAULT_KEYS if k in data}
         for index in range(len(data["cases"])):
-            report.outcomes.append(_case(test_file, documents[0], defaults, index, report, version, tree))
+            outcome = _case(test_file, documents[0], defaults, index, report, version, tree, tuple(controllers))
+            report.outcomes.append(outcome)
     return report
