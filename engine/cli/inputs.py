@@ -80,9 +80,13 @@ def facts(paths: Sequence[str], rule_paths: Sequence[str]) -> Facts:
     if not paths:
         raise UsageError("no facts: give --facts, or snapshot YAML files (kubectl get … -o yaml) among the paths")
     if "-" not in paths:
-        return load_facts(paths)
-    text = stdin("--facts -", MAX_BYTES, "fact files")  # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
-    return load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
+        loaded = load_facts(paths)
+    else:
+        text = stdin("--facts -", MAX_BYTES, "fact files")  # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
+        loaded = load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
+    for note in options.take_control_plane(loaded):
+        warn(note)
+    return loaded
 
 
 def stdin(what: str, limit: int, held_as: str) -> str:

@@ -13,9 +13,10 @@ import click
 
 from engine.cli.app import CONFIG_KEY
 from engine.cli.config import Config
-from engine.errors import UsageError
+from engine.errors import Diagnostic, UsageError, warning
 from engine.evaluate import evaluation_time
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
+from engine.inputs.facts import Facts
 from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -96,9 +97,17 @@ def environment_flags() -> list[str]:
     return [flag for flag in re.split(r"[ \t\n\r\f\v]+", raw) if flag]
 
 
+_GIVEN_KEY = "fleetrules.controller_given"
+# the modelled gates the scheduler reads too (pkg/scheduler: the affinity plugins, the queue, components); the
+# others only the controller manager reads
+SCHEDULER_GATES = ("MultiplePodTemplatesScheduling", "PriorityBasedScheduling", "WorkloadAffinity")
+
+
 def _controllers(given: Sequence[str]) -> Controllers:
     """The config file's flags, then FLEETRULES_CONTROLLER's (a user's control plane, set once), then those given
-    with --controller (a later setting of the same flag wins)."""
+    with --controller (a later setting of the same flag wins); the control plane's own objects among the facts
+    come in after the file's once the facts are read (``take_control_plane``)."""
+    click.get_current_context().meta[_GIVEN_KEY] = tuple(given)
     from_file = [flag for flag, _ in config().controller]
     from_env = environment_flags()
     try:
@@ -106,6 +115,43 @@ def _controllers(given: Sequence[str]) -> Controllers:
     except ValueError as exc:
         raise click.UsageError(f"{CONTROLLER_ENV}: {exc}") from None
     return Controllers.parse([*from_file, *from_env, *given])
+
+
+def take_control_plane(facts: Facts) -> list[Diagnostic]:
+    """The flags the control plane's own objects among ``facts`` run with (its components' Deployments, a Karmada
+    operator object), taken over the config file's and under FLEETRULES_CONTROLLER's and --controller's; what was
+    taken, and where the components' modelled gates differ, in warnings."""
+    if not facts.control_plane:
+        return []
+    ordered = sorted(facts.control_plane, key=lambda f: f.component != "karmada-controller-manager")  # stable
+    taken = [f.flag for f in ordered]
+    given = _meta(_GIVEN_KEY) or ()
+    from_file = [flag for flag, _ in config().controller]
+    try:
+        flags = Controllers.parse([*from_file, *taken, *environment_flags(), *given])
+    except ValueError as exc:
+        raise UsageError(f"the control plane's flags ({facts.control_plane[0].source}): {exc}") from None
+    click.get_current_context().meta[_CONTROLLERS_KEY] = flags
+    by_source: dict[str, list[str]] = {}
+    for f in facts.control_plane:
+        by_source.setdefault(f.source, []).append(f.flag)
+    said = "; ".join(f"from {source}: {', '.join(found)}" for source, found in by_source.items())
+    notes = [warning(f"the control plane's flags taken (under FLEETRULES_CONTROLLER and --controller): {said}",
+                     subject="control plane")]  # fmt: skip
+    components = {f.component for f in facts.control_plane}
+    if len(components) > 1:
+        each = {c: Controllers.parse([f.flag for f in facts.control_plane if f.component == c]) for c in components}
+        manager, scheduler = each.get("karmada-controller-manager"), each.get("karmada-scheduler")
+        if manager is not None and scheduler is not None:
+            read = [(g, f) for g, f in Controllers.GATES.items() if g in SCHEDULER_GATES]  # by both components
+            differ = [g for g, field in read if getattr(manager, field) != getattr(scheduler, field)]
+            if differ:
+                notes.append(warning(
+                    f"the controller manager and the scheduler run with different feature gates ({', '.join(differ)}); "
+                    "fleetrules takes one set for the control plane: the scheduler's, which come after",
+                    subject="control plane",
+                ))  # fmt: skip
+    return notes
 
 
 CONTROLLER = click.option(

@@ -25,6 +25,7 @@ from engine.compile.encoding import Symbols
 from engine.compile.policies import application_failover_fact, tolerations
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, Span, UsageError, listed, warning
+from engine.inputs.controlplane import MODELLED_FLAGS
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
 from engine.inputs.matching import taint_changes
 from engine.kube import featuregate, gojson, gotime
@@ -96,13 +97,7 @@ class Controllers:
     # the gates on (not by default) that fleetrules does not model, said once in a note (``unmodelled_gate_note``)
     unmodelled_gates: tuple[str, ...] = ()
 
-    FLAGS = (
-        "enable-no-execute-taint-eviction",
-        "no-execute-taint-eviction-purge-mode",
-        "graceful-eviction-timeout",
-        "feature-gates",
-        "skipped-propagating-namespaces",
-    )
+    FLAGS = MODELLED_FLAGS
     # the feature gates fleetrules models, by Karmada's name, and the field each sets
     GATES: ClassVar[dict[str, str]] = {
         "Failover": "failover",

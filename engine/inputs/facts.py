@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from engine.errors import Diagnostic
+from engine.inputs.controlplane import ControlPlaneFlag
 from engine.kube.dependencies import Dependent
 from engine.kube.interpreter import HookRule
 from engine.kube.validation import label_value_problems, qualified_name_problems
@@ -313,6 +314,8 @@ class Facts:
     shown_clusters: tuple[Cluster, ...] = ()
     # the Kubernetes PriorityClasses' values, by name (a policy's schedulePriority reads them)
     priority_classes: Mapping[str, int] = field(default_factory=dict)
+    # the control plane's flags, read from its components' Deployments or a Karmada operator object
+    control_plane: tuple[ControlPlaneFlag, ...] = ()
 
 
 Fact = TypeVar("Fact", "Binding", "EvictionTask")

@@ -19,6 +19,8 @@ from typing import Any
 
 from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, FactError, Span, UsageError, did_you_mean, error, warning
+from engine.inputs import controlplane
+from engine.inputs.controlplane import ControlPlaneFlag
 from engine.inputs.facts import (
     APPLIED_PLACEMENT,
     Binding,
@@ -706,6 +708,7 @@ class FactSet:
         self.taint_policies: list[PolicyObject] = []  # ClusterTaintPolicy objects
         self.health_hooks: list[HookRule] = []  # kinds a snapshot's interpreter objects can judge the health of
         self.priority_classes: dict[str, int] = {}  # the PriorityClasses' values, by name (schedulePriority)
+        self.control_plane: list[ControlPlaneFlag] = []  # the flags its components' objects run with
 
     def add(self, subject: str, obj: Any, marks: Marks | None = None, at: Span | None = None) -> None:
         """Read one object; ``at``: where its document begins (what a value that is no mapping is reported at)."""
@@ -749,6 +752,15 @@ class FactSet:
             return
         if kind == "ClusterTaintPolicy" and str(obj.get("apiVersion", "")).startswith("policy.karmada.io/"):
             self.taint_policies.append(PolicyObject(where, obj, marks))
+            return
+        component = controlplane.component_of(kind, namespace, str(name))
+        if component is not None:  # still a template too (of a reserved namespace: never propagated)
+            read = f"Deployment {namespace}/{name} ({where})"
+            self.control_plane += [ControlPlaneFlag(f, component, read) for f in controlplane.deployment_flags(obj)]
+        if kind == "Karmada" and str(obj.get("apiVersion", "")).startswith("operator.karmada.io/"):
+            read = f"Karmada {namespace}/{name} ({where})"
+            for component, flags in controlplane.operator_flags(obj).items():
+                self.control_plane += [ControlPlaneFlag(f, component, read) for f in flags]
             return
         if kind == "PriorityClass" and str(obj.get("apiVersion", "")).startswith("scheduling.k8s.io/"):
             value = r.integer(obj, "value", "", minimum=-(2**31))  # still a template too, which policies may select
@@ -822,6 +834,7 @@ class FactSet:
             health_hooks=tuple(self.health_hooks),
             taint_policies=tuple(taint_policies),
             priority_classes=dict(sorted(self.priority_classes.items())),
+            control_plane=tuple(self.control_plane),
             shown_clusters=tuple(sorted(self.clusters.values(), key=lambda c: c.name))
             if clusters != self.clusters
             else (),

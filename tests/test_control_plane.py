@@ -1,0 +1,73 @@
+"""The control plane's own flags among the facts (issue 46): Karmada's deploy manifests (tests/data/controlplane:
+artifacts/deploy/karmada-controller-manager.yaml and karmada-scheduler.yaml at Karmada's tip, as
+hack/local-up-karmada.sh applies them) and a Karmada operator object (operator/pkg/apis/operator/v1alpha1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine import load_facts
+from engine.cli import main
+from engine.inputs.controlplane import command_line_flags
+
+ROOT = Path(__file__).resolve().parent.parent
+HA = ROOT / "examples" / "flink-ha"
+PLANE = Path(__file__).resolve().parent / "data" / "controlplane"
+OPERATOR = """apiVersion: operator.karmada.io/v1alpha1
+kind: Karmada
+metadata: {name: karmada, namespace: karmada-system}
+spec:
+  components:
+    karmadaControllerManager:
+      featureGates: {Failover: true, WorkloadAffinity: true}
+      extraArgs: {enable-no-execute-taint-eviction: "true", v: "4"}
+    karmadaScheduler:
+      featureGates: {WorkloadAffinity: false}
+"""
+
+
+def test_the_deploy_manifests_flags_are_read_as_pflag_reads_them() -> None:
+    facts = load_facts([PLANE])
+    assert [(f.flag, f.component) for f in facts.control_plane] == [
+        ("feature-gates=AllAlpha=true,AllBeta=true", "karmada-controller-manager"),
+        ("enable-no-execute-taint-eviction=true", "karmada-controller-manager"),
+        ("feature-gates=AllAlpha=true,AllBeta=true", "karmada-scheduler"),
+    ]
+    assert facts.control_plane[0].source.startswith("Deployment karmada-system/karmada-controller-manager (")
+    known = ("feature-gates", "enable-no-execute-taint-eviction", "graceful-eviction-timeout")
+    words = ["/bin/x", "--v=4", "--graceful-eviction-timeout", "5m", "--enable-no-execute-taint-eviction", "x"]
+    assert command_line_flags(words, known) == ["graceful-eviction-timeout=5m", "enable-no-execute-taint-eviction=true"]
+
+
+def test_eval_runs_as_the_control_plane_among_the_facts_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FLEETRULES_CONTROLLER")
+    args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts"), "--facts", str(PLANE)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "control plane: warning: the control plane's flags taken" in result.stderr
+    assert "WorkloadAffinity feature gate" not in result.stderr  # AllAlpha: on
+    over = CliRunner().invoke(main, [*args, "--controller", "feature-gates=WorkloadAffinity=false"])
+    assert "WorkloadAffinity feature gate (alpha) is off" in over.stderr  # --controller over the control plane
+
+
+def test_a_karmada_operator_objects_components_and_their_differences(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FLEETRULES_CONTROLLER")
+    (tmp_path / "karmada.yaml").write_text(OPERATOR)
+    facts = load_facts([tmp_path / "karmada.yaml"])
+    assert [f.flag for f in facts.control_plane] == [
+        "feature-gates=Failover=true,WorkloadAffinity=true",
+        "enable-no-execute-taint-eviction=true",
+        "feature-gates=WorkloadAffinity=false",
+    ]
+    args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts"), "--facts", str(tmp_path / "karmada.yaml")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "the controller manager and the scheduler run with different feature gates (WorkloadAffinity)" in (
+        result.stderr
+    )
+    assert "WorkloadAffinity feature gate (alpha) is off" in result.stderr  # the scheduler's, which come after
