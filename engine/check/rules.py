@@ -40,11 +40,13 @@ def load_rule_set(
     strict: bool = False,
     overrides: Mapping[Path, str] | None = None,
     roots: Paths = (),
+    policy_yaml: bool = False,
 ) -> tuple[RuleSet, list[Diagnostic]]:
     """Read and check every rule file under ``paths`` for Karmada ``version`` (``strict``: fleetrules'
     extensions are errors; ``overrides``: the text of files as an editor holds them; ``roots``: directories
-    includes may reach besides the paths'); returns the rule set and all diagnostics."""
-    read, sources, diagnostics = read_rule_files(paths, overrides, roots)
+    includes may reach besides the paths'; ``policy_yaml``: directories give their policy YAML too); returns the
+    rule set and all diagnostics."""
+    read, sources, diagnostics = read_rule_files(paths, overrides, roots, policy_yaml)
     files = (*extra, *read)
     diagnostics += check(files, version, strict)
     if not any(d.is_error for d in diagnostics):

@@ -37,9 +37,10 @@ from engine.syntax.parse import parse_partial
 )
 @guarded
 def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> None:
-    """Parse and check rule files and directories (of *.fr files); report every problem."""
+    """Parse and check rule files and directories (their *.fr files, and the PropagationPolicy,
+    ClusterPropagationPolicy and ClusterTaintPolicy objects of their YAML and JSON files); report every problem."""
     rule_set, diagnostics = load_rule_set(
-        paths, version=options.version(), strict=strict_karmada, roots=options.roots()
+        paths, version=options.version(), strict=strict_karmada, roots=options.roots(), policy_yaml=True
     )
     CHECK.write(output_format, Checked(diagnostics, rule_set.sources, package_version()))
     errors = sum(d.is_error for d in diagnostics)

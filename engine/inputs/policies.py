@@ -798,23 +798,30 @@ def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], 
     return policies, problems
 
 
-def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic]]:
-    """The PropagationPolicies and ClusterPropagationPolicies of a YAML/JSON file, as a rule file. A
-    snapshot holds other kinds too (``kind: List`` included): those are facts, and are passed over here."""
+def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic], int]:
+    """The PropagationPolicies and ClusterPropagationPolicies of a YAML/JSON file, as a rule file, the problems of
+    its policy objects (its ClusterTaintPolicies' too, which are checked here and read as facts), and how many
+    policy objects of the three kinds it holds. A snapshot holds other kinds too (``kind: List`` included): those
+    are facts, and are passed over here."""
     documents, problems = load_text(text, shown)
     if problems:  # invalid YAML: nothing of the file is used
-        return None, problems
+        return None, problems, 0
     objects: list[PolicyObject] = []
+    taint_policies: list[PolicyObject] = []
     for document in documents:
         value = document.value
         items = value.get("items") if isinstance(value, dict) and value.get("kind") == "List" else [value]
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and item.get("kind") in POLICY_KINDS:
                 objects.append(PolicyObject(shown, item, document.marks))
+            elif isinstance(item, dict) and item.get("kind") == "ClusterTaintPolicy":
+                taint_policies.append(PolicyObject(shown, item, document.marks))
             elif item is not None and not isinstance(item, dict):
                 problems.append(error(f"document {document.index} is not an object", document.span()))
     policies, converted = convert_objects(objects)
-    return ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1)), problems + converted
+    _, tainting = convert_taint_policies(taint_policies)
+    tree = ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1))
+    return tree, problems + converted + tainting, len(objects) + len(taint_policies)
 
 
 def placement_statements(

@@ -60,7 +60,9 @@ class _Loader:
         self.items = 0
         self.stopped = False  # a limit of the whole rule set was reached
 
-    def load(self, path: Path, chain: tuple[Path, ...] = (), at: Span | None = None) -> None:
+    def load(self, path: Path, chain: tuple[Path, ...] = (), at: Span | None = None, optional: bool = False) -> None:
+        """Read one file (and its includes); ``optional``: a YAML file found in a directory, kept only when it
+        holds a policy."""
         if self.stopped:
             return
         key = path.resolve()
@@ -92,11 +94,14 @@ class _Loader:
         if self.total_bytes > MAX_TOTAL_BYTES:
             self._over(f"the rule set is larger than {MAX_TOTAL_BYTES:,} bytes over all its files", at, shown)
             return
-        self.sources[shown] = text
         if snapshot:
-            tree, syntax = policy_file(shown, text)
+            tree, syntax, held = policy_file(shown, text)
+            if optional and not held and not syntax:
+                del self.files[key]
+                return  # no policy: not a rule file, and not counted as one
         else:
             tree, syntax = parse_partial(text, shown)
+        self.sources[shown] = text
         self.diagnostics += syntax
         if tree is None:
             return
@@ -169,12 +174,15 @@ def in_tree(path: Path, tree: Sequence[Path]) -> bool:
 
 
 def read_rule_files(
-    paths: Paths, overrides: Mapping[Path, str] | None = None, roots: Paths = ()
+    paths: Paths, overrides: Mapping[Path, str] | None = None, roots: Paths = (), policy_yaml: bool = False
 ) -> tuple[tuple[ast.File, ...], dict[str, str], list[Diagnostic]]:
     """The parsed files under ``paths``, includes first; their text by shown path; reading and syntax problems.
     ``overrides``: the text of some files as an editor holds it, instead of what is on disk. Includes stay in
-    the rule tree: below the directories given (a file's own directory) or one of ``roots``."""
+    the rule tree: below the directories given (a file's own directory) or one of ``roots``. ``policy_yaml``:
+    directories give their YAML and JSON files too (`check DIR` of a repository of PropagationPolicies), each read
+    for its policies; one without a policy (facts, rule tests, CI workflows) is passed over."""
     loader = _Loader(rule_tree(paths, roots), overrides)
-    for path in expand(paths):
-        loader.load(path)
+    named = {Path(p).resolve() for p in path_list(paths)}
+    for path in expand(paths, RULE_FILE_SUFFIXES if policy_yaml else (RULE_SUFFIX,)):
+        loader.load(path, optional=path.suffix in POLICY_SUFFIXES and path.resolve() not in named)
     return tuple(loader.order), loader.sources, loader.diagnostics
