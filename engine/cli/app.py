@@ -14,6 +14,7 @@ import gc
 import importlib.metadata
 import io
 import os
+import re
 import signal
 import sys
 import threading
@@ -68,8 +69,27 @@ def main(ctx: click.Context, config_path: str | None) -> None:
 
 def say(text: str, err: bool = False, nl: bool = True) -> None:
     """Print ``text`` with control characters and lone surrogates escaped (a rule file's "\\u0000"
-    prints as that, not as a NUL)."""
-    click.echo(printable(text), err=err, nl=nl)
+    prints as that, not as a NUL); on a terminal, diagnostics' labels in colour (``coloured``)."""
+    shown = printable(text)
+    click.echo(coloured(shown) if err and colour(sys.stderr) else shown, err=err, nl=nl)
+
+
+_LABELS = re.compile(r"(?m)(^|: )(error|warning)(: )")
+_COLOURS = {"error": "red", "warning": "yellow"}
+
+
+def colour(stream: Any) -> bool:
+    """Whether ``stream`` takes colour: a terminal, and NO_COLOR unset or empty (no-color.org); piped, never."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def coloured(text: str) -> str:
+    """The ``error`` and ``warning`` labels of rendered diagnostics in bold red and yellow (after ``printable``,
+    which would escape the colours' own escape character)."""
+    return _LABELS.sub(lambda m: m[1] + click.style(m[2], fg=_COLOURS[m[2]], bold=True) + m[3], text)
 
 
 def warn(d: Diagnostic, sources: Mapping[str, str] | None = None) -> None:
@@ -197,7 +217,7 @@ def run(prog_name: str | None = None) -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:
-        main(prog_name=prog_name)
+        main(prog_name=prog_name, complete_var="_FLEETRULES_COMPLETE")  # `python -m engine` completes too
     except OSError as exc:
         _unwritable(exc)
     except SystemExit as exc:

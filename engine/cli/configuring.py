@@ -92,3 +92,23 @@ def settings(given_version: str | None, given: tuple[str, ...]) -> dict[str, Any
         "inForce": simple,
         "featureGates": feature_gates,
     }
+
+
+@main.command("completion")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+@click.pass_context
+def completion(ctx: click.Context, shell: str) -> None:
+    """Print the shell completion script for SHELL (click's): verbs, options, their choices and file names.
+
+    \b
+    Examples:
+      source <(fleetrules completion bash)            # in ~/.bashrc
+      fleetrules completion zsh > "${fpath[1]}/_fleetrules"
+      fleetrules completion fish > ~/.config/fish/completions/fleetrules.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    script = get_completion_class(shell)
+    assert script is not None  # click knows the three
+    # the command the shell completes is `fleetrules` (click reads _FLEETRULES_COMPLETE when it runs)
+    click.echo(script(ctx.find_root().command, {}, "fleetrules", "_FLEETRULES_COMPLETE").source())

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 import click
 
 from engine.cli import inputs, options
-from engine.cli.app import guarded, main, package_version, progress, say, stream, warn
+from engine.cli.app import EXIT_PROBLEMS, guarded, main, package_version, progress, say, stream, warn
 from engine.cli.formats import EVAL, SIMULATE, Evaluated, Simulated
 from engine.cli.output import write_report
 from engine.errors import UsageError, did_you_mean
@@ -16,6 +17,7 @@ from engine.evaluate import simulate as run_simulation
 from engine.render.report import report_html
 from engine.render.results import explain_text
 from engine.render.timeline import TimelineWriter
+from engine.results import Result
 from engine.review.diff import compare
 
 REJECTIONS = click.option(
@@ -29,6 +31,14 @@ REJECTIONS = click.option(
 )
 
 
+# what `eval --fail-on` can fail on: each, whether the result has one
+EVAL_GATES: dict[str, Callable[[Result], bool]] = {
+    "unschedulable": lambda r: any(p.unschedulable for p in r.placements),
+    "not-propagated": lambda r: bool(r.not_propagated),
+    "evicted": lambda r: bool(r.evictions),
+}
+
+
 @main.command("eval")
 @click.argument("rules", nargs=-1, required=True, type=click.Path())
 @options.FACTS
@@ -36,6 +46,13 @@ REJECTIONS = click.option(
 @options.RESCHEDULE
 @EVAL.option()
 @REJECTIONS
+@click.option(
+    "--fail-on",
+    "fail_on",
+    default="",
+    help=f"Exit 1 if the answer has any of these: {','.join(EVAL_GATES)} (a binding without a cluster, a template "
+    "never bound, an eviction).",
+)
 @options.REPORT
 @options.evaluating
 @guarded
@@ -46,12 +63,23 @@ def eval_command(
     reschedule: str,
     output: str,
     rejections: str,
+    fail_on: str,
     report_path: str | None,
 ) -> None:
-    """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions."""
+    """Evaluate rule files (and PropagationPolicy YAML) over Karmada facts: placements and evictions.
+
+    \b
+    Examples:
+      fleetrules eval policies/ --facts snapshot.yaml
+      kubectl get cluster,deploy,pp -A -o yaml | fleetrules eval policies/ --facts - -o json
+      fleetrules eval snapshot.yaml --fail-on unschedulable
+    """
+    gates = options.gates(fail_on, list(EVAL_GATES))
     result = inputs.evaluated(rules, facts, now, reschedule, explanations=False)
     write_report(report_path, lambda: report_html(package_version(), result=result))
     EVAL.write(output, Evaluated(result, rejections == "all"))
+    if any(EVAL_GATES[g](result) for g in gates):
+        sys.exit(EXIT_PROBLEMS)
 
 
 @main.command()

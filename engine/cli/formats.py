@@ -121,7 +121,7 @@ CHECK = _register(
             "github": lambda c: (_github_annotation(d) + "\n" for d in c.diagnostics),
             "sarif": lambda c: check_sarif(c.diagnostics, c.version),
         },
-        flags=("--format",),
+        flags=("-o", "--output", "--format"),  # --format: its first name, kept
         dest="output_format",
     )
 )
@@ -247,7 +247,7 @@ TEST = _register(
             "junit": lambda t: junit(t.report),
             "sarif": lambda t: test_sarif(t.report, t.version),
         },
-        flags=("--format",),
+        flags=("-o", "--output", "--format"),  # --format: its first name, kept
         dest="output_format",
     )
 )
