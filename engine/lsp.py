@@ -53,6 +53,7 @@ from engine.compile.lift import lift
 from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, FleetrulesError, Severity, Span
+from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers, gate_notes
 from engine.inputs.files import display_path
 from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
 from engine.syntax import ast
@@ -97,9 +98,12 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
     path = _path(uri)
     if path is not None and path.is_file():
         try:
-            _, found = load_rule_set([path], overrides={path: text}, roots=roots)
+            rule_set, found = load_rule_set([path], overrides={path: text}, roots=roots)
         except FleetrulesError as exc:  # unreadable paths and the like: shown at the top of the document
             found = [Diagnostic(Severity.ERROR, str(exc))]
+        else:
+            if not any(d.is_error for d in found):  # the gates off that the document's policies need, as check says
+                found += gate_notes(_control_plane(path.parent), rule_set.policies)
         shown = display_path(path)
         mine = [d for d in found if d.span is None or d.span.file == shown]
     else:  # not on disk (an untitled buffer): the document alone
@@ -109,6 +113,19 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
     return [
         types.Diagnostic(_range(d.span), d.message, severity=_SEVERITY.get(d.severity), source=SOURCE) for d in mine
     ]
+
+
+def _control_plane(directory: Path) -> Controllers:
+    """The control plane's flags as the CLI would take them for a file of ``directory``: the config file found from
+    there up, then FLEETRULES_CONTROLLER; Karmada's defaults where either cannot be used (the CLI says why)."""
+    from engine.cli.config import find, load
+
+    try:
+        found = find(directory)
+        written = [flag for flag, _ in load(found).controller] if found is not None else []
+        return Controllers.parse([*written, *os.environ.get("FLEETRULES_CONTROLLER", "").split()])
+    except (FleetrulesError, ValueError):
+        return DEFAULT_CONTROLLERS
 
 
 def formatting(uri: str, text: str) -> list[types.TextEdit] | None:

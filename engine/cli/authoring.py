@@ -18,6 +18,7 @@ from engine.cli.app import EXIT_PROBLEMS, EXIT_USAGE, guarded, main, package_ver
 from engine.cli.formats import CHECK, Checked
 from engine.cli.output import replace_file
 from engine.errors import Diagnostic, FleetrulesError, render
+from engine.failover.controllers import gate_notes
 from engine.inputs.files import MAX_FILE_BYTES, display_path, expand, read_source
 from engine.render.karmada import policies_yaml
 from engine.syntax.ast import File
@@ -30,6 +31,7 @@ from engine.syntax.parse import parse_partial
 @CHECK.option()
 @options.KARMADA
 @options.ROOT
+@options.CONTROLLER
 @click.option(
     "--strict-karmada",
     is_flag=True,
@@ -42,6 +44,10 @@ def check(paths: Sequence[str], output_format: str, strict_karmada: bool) -> Non
     rule_set, diagnostics = load_rule_set(
         paths, version=options.version(), strict=strict_karmada, roots=options.roots(), policy_yaml=True
     )
+    if not any(d.is_error for d in diagnostics):  # what the policies use that a gate off turns off, as eval says
+        diagnostics = sorted(
+            [*diagnostics, *gate_notes(options.controllers(), rule_set.policies)], key=Diagnostic.sort_key
+        )
     CHECK.write(output_format, Checked(diagnostics, rule_set.sources, package_version()))
     errors = sum(d.is_error for d in diagnostics)
     if output_format == "text":

@@ -17,6 +17,7 @@ from engine.cli.formats import DIFF, RESILIENCE, TEST, Compared, Swept, Tested
 from engine.cli.output import write_report
 from engine.errors import UsageError, warning
 from engine.evaluate import evaluate
+from engine.failover.controllers import gate_notes
 from engine.inputs.rules import RuleSet
 from engine.render.report import report_html
 from engine.review.diff import CATEGORIES, compare
@@ -79,6 +80,8 @@ def diff_command(
             old = evaluate(old_rules, loaded, when, again, flags, reference, advance, explanations=False)
             then = None if advance is None else (lambda done: advance(count + done))
             new = evaluate(new_rules, loaded, when, again, flags, reference, then, explanations=False)
+    for note in gate_notes(flags, (*old_rules.policies, *new_rules.policies, *loaded.policies), loaded):
+        warn(note, {**old_rules.sources, **new_rules.sources})
     result = compare(old, new, threshold)
     text = DIFF.text(output, Compared(result, gates, package_version()))
     if base_ref:  # the old rules' files by the revision they were read from, not the directory they were put in
@@ -164,6 +167,8 @@ def resilience(
                 subject="--failure no-execute",
             )
         )
+    for note in gate_notes(options.controllers(), (*rule_set.policies, *loaded.policies), loaded):
+        warn(note, rule_set.sources)
     plan = scenarios(loaded.clusters, chosen, by, k)
     if not plan:
         what = "clusters" if by == "cluster" else f"{by} values among the clusters (a cluster without one is left out)"

@@ -237,6 +237,8 @@ def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Polic
     if grouped and not controllers.workload_affinity:
         does = "workload affinity and anti-affinity do nothing (the detector records no groups, the scheduler has "
         does += "no affinity plugin)"
+        if policies_with(ast.WorkloadTerm, lambda s: s.preferred):  # fleetrules' own: they read workloads' labels
+            does += "; preferred workload terms, a fleetrules extension, act whatever the gate"
         off, on = "the WorkloadAffinity feature gate (alpha) is off", "--controller feature-gates=WorkloadAffinity=true"
         out.append(gate_note([n for n, _ in grouped], does, off, on, grouped[0][1]))
     components = [f"binding {b.key}" for b in facts.bindings if b.components]
@@ -360,6 +362,15 @@ def failover_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy]
         off = "the StatefulFailoverInjection feature gate (alpha) is off"
         out.append(gate_note(preserving, does, off, "--controller feature-gates=StatefulFailoverInjection=true"))
     return out
+
+
+def gate_notes(
+    controllers: Controllers, policies: Sequence[ast.Policy], facts: Facts | None = None
+) -> list[Diagnostic]:
+    """Every note of a gate off that the policies (and the facts, where there are some) use, for placement and for
+    failover, in the words every verb says them in (check and the language server have no facts)."""
+    facts = facts if facts is not None else Facts()
+    return [*scheduling_gate_notes(controllers, policies, facts), *failover_gate_notes(controllers, policies, facts)]
 
 
 @dataclass(frozen=True)
