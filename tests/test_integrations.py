@@ -39,6 +39,20 @@ def policy_repo(tmp_path: Path) -> Path:
     return repo
 
 
+def test_multi_line_inputs_keep_every_path_and_the_controller_input_reaches_every_step(tmp_path: Path) -> None:
+    """`read -r -a` kept the first line of a multi-line `rules:` (the check stayed green over the rest)."""
+    repo = policy_repo(tmp_path)
+    (repo / "more").mkdir()
+    (repo / "more" / "broken.fr").write_text("policy p {\n")
+    out = run_action(repo, rules="policies/\nmore/broken.fr\n", facts="facts/\n", controller="")
+    assert out["check"]["code"] == "1" and "more/broken.fr" in out["check"]["stdout"]
+    (repo / "more" / "broken.fr").unlink()
+    flags = "feature-gates=Nope=true\nenable-no-execute-taint-eviction=true\n"
+    refused = run_action(repo, rules="policies/\n", controller=flags)
+    assert refused["diff"]["code"] == "2" and "unrecognized feature gate: Nope" in refused["diff"]["stderr"]
+    assert refused["verdict"]["exit"] == "1"  # the verdict runs whatever failed
+
+
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 _EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
 
@@ -69,7 +83,7 @@ def run_action(repo: Path, **given: str) -> dict[str, dict[str, str]]:
         if "run" not in step or step["id"] == "install":
             continue
         condition = step.get("if")
-        if condition:
+        if condition and condition != "always()":  # always(): the verdict and the summary, whatever failed
             name, expected = re.fullmatch(r"inputs\.([\w-]+) == '(\w+)'", condition).groups()  # type: ignore[union-attr]
             if inputs[name] != expected:
                 continue
@@ -110,6 +124,12 @@ def test_workflow_shape() -> None:
     # what this repository provides, not PyPI
     assert install["env"]["FLEETRULES_ACTION_PATH"] == "${{ github.action_path }}"
     assert '"$FLEETRULES_ACTION_PATH"' in install["run"]
+    assert '-c "$FLEETRULES_ACTION_PATH/constraints.txt"' in install["run"]  # the versions it is tested with
+    steps = {s.get("id"): s for s in ACTION["runs"]["steps"]}
+    assert steps["verdict"]["if"] == "always()" and steps["summary"]["if"] == "always()"
+    assert "!github.event.pull_request.head.repo.fork" in steps["comment"]["if"]  # a fork's token cannot comment
+    constraints = (ROOT / "constraints.txt").read_text()
+    assert "durable-rules==2.0.28" in constraints and "lark==" in constraints
 
 
 def test_workflow_commands_on_a_pull_request(tmp_path: Path) -> None:

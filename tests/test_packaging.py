@@ -55,7 +55,7 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
         [env_dir / "bin" / "fleetrules", "check", "examples"], cwd=work, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
-    assert "0 errors, 0 warnings in 6 files" in result.stderr
+    assert "0 errors, 0 warnings in 8 files" in result.stderr
     # the kubectl plugin: kubectl runs kubectl-fleetrules from the PATH for `kubectl fleetrules`
     plugin = subprocess.run(
         [env_dir / "bin" / "kubectl-fleetrules", "eval", "examples/flink-ha/policy.fr", "--facts", "-"],
