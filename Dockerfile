@@ -5,11 +5,11 @@
 FROM python:3.12-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ make && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY engine engine
 COPY grammar grammar
 COPY rules rules
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --wheel-dir /wheels -c constraints.txt .
 
 FROM python:3.12-slim
 COPY --from=build /wheels /wheels
