@@ -226,3 +226,29 @@ def test_replica_changes_are_reported(tmp_path: Path, in_root: Path) -> None:
     code, out, _ = diff(*args)
     assert code == 0 and "  replicas: member1 4 -> 3, member2 2 -> 3" in out
     assert "1 binding with replicas shifted" in out.splitlines()[0]
+
+
+def test_a_diffs_json_is_sized_by_the_changed_bindings_not_the_clusters(tmp_path: Path) -> None:
+    """Moving one namespace's policy to another region listed every rejected cluster added and removed and every
+    score: 67 KB per changed binding at 1,000 clusters (issue 46). Now counted as eval counts them."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import e2e
+
+    snapshot, base, head = tmp_path / "fleet.yaml", tmp_path / "base.yaml", tmp_path / "head.yaml"
+    e2e.write_review("regional", 400, 40, snapshot, base, head)
+    args = ["--base", str(base), "--head", str(head), "--facts", str(snapshot), "-o", "json"]
+    code, out, _ = diff(*args)
+    changes = json.loads(out)["changes"]
+    assert code == 0 and changes
+    for change in changes:
+        assert len(json.dumps(change)) < 3000, change["binding"]
+        assert change["rejectionsAdded"]["count"] >= sum(r["count"] for r in change["rejectionsAdded"]["reasons"][:1])
+        assert all(len(r["clusters"]) <= 3 for r in change["rejectionsAdded"]["reasons"])
+        assert all(len(g["clusters"]) <= 3 for g in change["scores"]["changes"])
+    _, every, _ = diff(*args, "--rejections", "all")
+    full = json.loads(every)["changes"][0]
+    assert len(full["rejectionsAdded"]["clusters"]) == full["rejectionsAdded"]["count"]
+    assert len(full["scores"]["clusters"]) == full["scores"]["count"]

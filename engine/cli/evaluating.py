@@ -20,17 +20,6 @@ from engine.render.timeline import TimelineWriter
 from engine.results import Result
 from engine.review.diff import compare
 
-REJECTIONS = click.option(
-    "--rejections",
-    type=click.Choice(["summary", "all"]),
-    default="summary",
-    show_default=True,
-    help="summary: per binding, the rejected clusters counted by reason with the first few names (as Karmada's "
-    "FitError counts them) and the best feasible clusters. all: also every rejected cluster with its rule and "
-    "source line, and every feasible cluster with its score.",
-)
-
-
 # what `eval --fail-on` can fail on: each, whether the result has one
 EVAL_GATES: dict[str, Callable[[Result], bool]] = {
     "unschedulable": lambda r: any(p.unschedulable for p in r.placements),
@@ -45,7 +34,7 @@ EVAL_GATES: dict[str, Callable[[Result], bool]] = {
 @options.NOW
 @options.RESCHEDULE
 @EVAL.option()
-@REJECTIONS
+@options.REJECTIONS
 @click.option(
     "--fail-on",
     "fail_on",

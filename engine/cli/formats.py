@@ -171,14 +171,15 @@ class Compared:
     result: Diff
     gates: set[str]  # --fail-on, which SARIF marks as errors
     version: str
+    every_cluster: bool = False  # --rejections all
 
 
 DIFF = _register(
     Formats[Compared](
         "diff",
         {
-            "text": lambda c: diff_render.to_text(c.result),
-            "json": lambda c: diff_render.to_json(c.result),
+            "text": lambda c: diff_render.to_text(c.result, c.every_cluster),
+            "json": lambda c: diff_render.to_json(c.result, c.every_cluster),
             "markdown": lambda c: diff_render.to_markdown(c.result),
             "sarif": lambda c: diff_sarif(c.result, c.gates, c.version),
         },

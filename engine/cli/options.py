@@ -237,3 +237,14 @@ def gates(fail_on: str, known: Sequence[str]) -> set[str]:
     if unknown:
         raise UsageError(f"--fail-on: unknown {', '.join(sorted(unknown))}; choose from {', '.join(known)}")
     return chosen
+
+
+REJECTIONS = click.option(
+    "--rejections",
+    type=click.Choice(["summary", "all"]),
+    default="summary",
+    show_default=True,
+    help="summary: per binding, the rejected clusters counted by reason with the first few names (as Karmada's "
+    "FitError counts them) and the best feasible clusters. all: also every rejected cluster with its rule and "
+    "source line, and every feasible cluster with its score.",
+)

@@ -48,6 +48,7 @@ from engine.review.testing import TEST_SUFFIX, run_tests
 @options.NOW
 @options.RESCHEDULE
 @DIFF.option()
+@options.REJECTIONS
 @click.option("--threshold", type=click.IntRange(min=0), default=0, help="Ignore score changes up to this much.")
 @click.option("--fail-on", "fail_on", default="", help=f"Exit 1 if any of these changed: {','.join(CATEGORIES)}.")
 @options.REPORT
@@ -61,6 +62,7 @@ def diff_command(
     now: str | None,
     reschedule: str,
     output: str,
+    rejections: str,
     threshold: int,
     fail_on: str,
     report_path: str | None,
@@ -83,7 +85,7 @@ def diff_command(
     for note in gate_notes(flags, (*old_rules.policies, *new_rules.policies, *loaded.policies), loaded):
         warn(note, {**old_rules.sources, **new_rules.sources})
     result = compare(old, new, threshold)
-    text = DIFF.text(output, Compared(result, gates, package_version()))
+    text = DIFF.text(output, Compared(result, gates, package_version(), rejections == "all"))
     if base_ref:  # the old rules' files by the revision they were read from, not the directory they were put in
         text = _renamed(text, f"{tmp}/", f"{base_ref}:", output in ("json", "sarif"))
     write_report(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from engine.render.results import names
-from engine.results import Reason, Rejection, summarize
-from engine.review.diff import Diff
+from engine.results import SHOWN_NAMES, Reason, Rejection, summarize
+from engine.review.diff import Change, Diff
 
 
 def _score(value: int | None) -> str:
@@ -46,7 +47,28 @@ def _names(r: Rejection) -> str:
     return names([f"`{c}`" for c in r.clusters], r.count)
 
 
-def to_text(d: Diff) -> str:
+@dataclass(frozen=True)
+class ScoreChange:
+    """Clusters whose score went from ``before`` to ``after`` (None: rejected): how many, and the first names."""
+
+    before: int | None
+    after: int | None
+    count: int
+    clusters: tuple[str, ...]
+
+
+def score_changes(c: Change, names: int = SHOWN_NAMES) -> list[ScoreChange]:
+    """A changed binding's score changes grouped by what they went from and to, as rejections are grouped by
+    reason: the most clusters first, each group with the first ``names`` of its clusters by name. A policy moved to
+    another region changes the scores of every cluster of both: the report stays sized by the binding."""
+    groups: dict[tuple[int | None, int | None], list[str]] = {}
+    for cluster, change in c.scores.items():
+        groups.setdefault(change, []).append(cluster)
+    ordered = sorted(groups.items(), key=lambda g: (-len(g[1]), sorted(g[1])[0]))
+    return [ScoreChange(b, a, len(cs), tuple(sorted(cs)[:names])) for (b, a), cs in ordered]
+
+
+def to_text(d: Diff, every_cluster: bool = False) -> str:
     lines = [_summary(d)]
     for c in d.changes:
         lines.append("")
@@ -58,8 +80,11 @@ def to_text(d: Diff) -> str:
             lines.append(f"  - {names(r.clusters, r.count)} no longer rejected: {r.reason.message}  {_where(r)}")
         if c.replicas:
             lines.append("  replicas: " + ", ".join(f"{k} {o} -> {n}" for k, (o, n) in c.replicas.items()))
-        for cluster, (old, new) in c.scores.items():
-            lines.append(f"  ~ {cluster} score {_score(old)} -> {_score(new)}")
+        if every_cluster:
+            lines += [f"  ~ {k} score {_score(o)} -> {_score(n)}" for k, (o, n) in c.scores.items()]
+        else:
+            for g in score_changes(c):
+                lines.append(f"  ~ {names(g.clusters, g.count)} score {_score(g.before)} -> {_score(g.after)}")
         lines += [
             f"  + eviction from {e.get('cluster')}: {e.get('task', {}).get('reason', e.get('error', ''))}"
             for e in c.evictions_added
@@ -68,9 +93,35 @@ def to_text(d: Diff) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_data(d: Diff) -> dict[str, Any]:
+def to_data(d: Diff, every_cluster: bool = False) -> dict[str, Any]:
+    """The diff as JSON shows it (docs/review.md), sized by the changed bindings as eval's answer is by the
+    bindings: per change its clusters before and after, the rejections added and removed counted by rule and
+    reason with the first names, the score changes grouped by what they went from and to, with the first names.
+    ``every_cluster`` (`--rejections all`) adds every rejected cluster with its reasons and every score change."""
+
     def reasons(m: dict[str, tuple[Reason, ...]]) -> dict[str, list[dict[str, str]]]:
         return {c: [{"rule": r.rule, "source": r.source, "message": r.message} for r in rs] for c, rs in m.items()}
+
+    def counted(m: dict[str, tuple[Reason, ...]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"count": len(m)}
+        out["reasons"] = [
+            {"rule": r.reason.rule, "source": r.reason.source, "message": r.reason.message, "count": r.count}
+            | {"clusters": list(r.clusters)}
+            for r in summarize(m)
+        ]
+        if every_cluster:
+            out["clusters"] = reasons(m)
+        return out
+
+    def scores(c: Change) -> dict[str, Any]:
+        out: dict[str, Any] = {"count": len(c.scores)}
+        out["changes"] = [
+            {"before": g.before, "after": g.after, "count": g.count, "clusters": list(g.clusters)}
+            for g in score_changes(c)
+        ]
+        if every_cluster:
+            out["clusters"] = {k: {"before": o, "after": n} for k, (o, n) in c.scores.items()}
+        return out
 
     return {
         "summary": {
@@ -88,9 +139,9 @@ def to_data(d: Diff) -> dict[str, Any]:
                 "after": list(c.after),
                 "unschedulable": {"before": c.was_unschedulable, "after": c.is_unschedulable},
                 "rules": list(c.rules),
-                "rejectionsAdded": reasons(c.rejections_added),
-                "rejectionsRemoved": reasons(c.rejections_removed),
-                "scores": {k: {"before": o, "after": n} for k, (o, n) in c.scores.items()},
+                "rejectionsAdded": counted(c.rejections_added),
+                "rejectionsRemoved": counted(c.rejections_removed),
+                "scores": scores(c),
                 "replicas": {k: {"before": o, "after": n} for k, (o, n) in c.replicas.items()},
                 "evictionsAdded": list(c.evictions_added),
                 "evictionsRemoved": list(c.evictions_removed),
@@ -101,8 +152,8 @@ def to_data(d: Diff) -> dict[str, Any]:
     }
 
 
-def to_json(d: Diff) -> str:
-    return json.dumps(to_data(d), indent=2, ensure_ascii=False) + "\n"
+def to_json(d: Diff, every_cluster: bool = False) -> str:
+    return json.dumps(to_data(d, every_cluster), indent=2, ensure_ascii=False) + "\n"
 
 
 def _cell(text: str) -> str:
@@ -130,7 +181,10 @@ def to_markdown(d: Diff) -> str:
         for r in summarize(c.rejections_removed):
             lines.append(f"- ➖ {_names(r)} no longer rejected: {_cell(r.reason.message)} (`{r.reason.rule}`)")
         lines += [f"- replicas on `{k}`: {o} → {n}" for k, (o, n) in c.replicas.items()]
-        lines += [f"- score of `{k}`: {_score(o)} → {_score(n)}" for k, (o, n) in c.scores.items()]
+        lines += [
+            f"- score of {names([f'`{k}`' for k in g.clusters], g.count)}: {_score(g.before)} → {_score(g.after)}"
+            for g in score_changes(c)
+        ]
         lines += [
             f"- ➕ eviction from `{e.get('cluster')}`: {e.get('task', {}).get('reason', e.get('error', ''))}"
             for e in c.evictions_added
