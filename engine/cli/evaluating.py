@@ -65,7 +65,8 @@ def eval_command(
     """
     gates = options.gates(fail_on, list(EVAL_GATES))
     result = inputs.evaluated(rules, facts, now, reschedule, explanations=False)
-    write_report(report_path, lambda: report_html(package_version(), result=result))
+    groups = inputs.cluster_groups()
+    write_report(report_path, lambda: report_html(package_version(), result=result, groups=groups))
     EVAL.write(output, Evaluated(result, rejections == "all"))
     if any(EVAL_GATES[g](result) for g in gates):
         sys.exit(EXIT_PROBLEMS)
@@ -159,5 +160,8 @@ def report(
     if base:
         old = evaluate(inputs.rules(base), loaded, when, again, flags, reference=reference)
         changes = compare(old, result, 0)
-    write_report(report_path, lambda: report_html(package_version(), result, timeline, changes), "-o/--output")
+    groups = inputs.cluster_groups()
+    write_report(
+        report_path, lambda: report_html(package_version(), result, timeline, changes, groups=groups), "-o/--output"
+    )
     say(f"wrote {report_path}", err=True)

@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import click
+
 from engine.check.rules import load_rule_set
 from engine.cli import options
 from engine.cli.app import progress, warn
@@ -86,7 +88,17 @@ def facts(paths: Sequence[str], rule_paths: Sequence[str]) -> Facts:
         loaded = load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
     for note in options.take_control_plane(loaded):
         warn(note)
+    click.get_current_context().meta[_GROUPS_KEY] = {c.name: c.region for c in loaded.clusters}
     return loaded
+
+
+_GROUPS_KEY = "fleetrules.cluster_groups"
+
+
+def cluster_groups() -> dict[str, str]:
+    """Each cluster of the facts read by its region (the report's groups); {} before any facts are read."""
+    found = click.get_current_context().meta.get(_GROUPS_KEY)
+    return dict(found) if isinstance(found, dict) else {}
 
 
 def stdin(what: str, limit: int, held_as: str) -> str:

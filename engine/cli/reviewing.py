@@ -89,7 +89,14 @@ def diff_command(
     if base_ref:  # the old rules' files by the revision they were read from, not the directory they were put in
         text = _renamed(text, f"{tmp}/", f"{base_ref}:", output in ("json", "sarif"))
     write_report(
-        report_path, lambda: report_html(package_version(), result=new, diff=result, title="fleetrules: policy change")
+        report_path,
+        lambda: report_html(
+            package_version(),
+            result=new,
+            diff=result,
+            title="fleetrules: policy change",
+            groups=inputs.cluster_groups(),
+        ),
     )
     say(text, nl=False)
     if any(result.count(g) for g in gates):
@@ -197,7 +204,12 @@ def resilience(
         return told_apart(impacts, quiet)
 
     new = run(rule_set, "scenarios", True)
-    write_report(report_path, lambda: report_html(package_version(), resilience=new, title="fleetrules: resilience"))
+    write_report(
+        report_path,
+        lambda: report_html(
+            package_version(), resilience=new, title="fleetrules: resilience", groups=inputs.cluster_groups()
+        ),
+    )
     swept = Swept(new, package_version(), top)
     if base or base_ref:
         with tempfile.TemporaryDirectory(prefix="fleetrules-base-") as tmp:
