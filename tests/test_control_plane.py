@@ -71,3 +71,13 @@ def test_a_karmada_operator_objects_components_and_their_differences(
         result.stderr
     )
     assert "WorkloadAffinity feature gate (alpha) is off" in result.stderr  # the scheduler's, which come after
+
+
+def test_the_control_plane_given_apart_from_the_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FLEETRULES_CONTROLLER")
+    args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts")]
+    given = CliRunner().invoke(main, [*args, "--control-plane", str(PLANE / "karmada-scheduler.yaml")])
+    assert given.exit_code == 0 and "from Deployment karmada-system/karmada-scheduler" in given.stderr
+    assert "WorkloadAffinity feature gate" not in given.stderr
+    wrong = CliRunner().invoke(main, [*args, "--control-plane", str(HA / "facts" / "clusters.yaml")])
+    assert wrong.exit_code == 2 and "holds no karmada-controller-manager or karmada-scheduler" in wrong.stderr

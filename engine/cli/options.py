@@ -7,6 +7,7 @@ import datetime as dt
 import os
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
@@ -121,6 +122,15 @@ def take_control_plane(facts: Facts) -> list[Diagnostic]:
     """The flags the control plane's own objects among ``facts`` run with (its components' Deployments, a Karmada
     operator object), taken over the config file's and under FLEETRULES_CONTROLLER's and --controller's; what was
     taken, and where the components' modelled gates differ, in warnings."""
+    plane = control_plane_file()
+    if plane is not None:
+        from engine.inputs.objects import load_facts  # the file's objects: only its control plane's are used
+
+        given_plane = load_facts([plane])
+        facts = replace(facts, control_plane=(*facts.control_plane, *given_plane.control_plane))
+        if not given_plane.control_plane:
+            raise UsageError(f"--control-plane: {plane} holds no karmada-controller-manager or karmada-scheduler "
+                             "Deployment in karmada-system, and no Karmada operator object")  # fmt: skip
     if not facts.control_plane:
         return []
     ordered = sorted(facts.control_plane, key=lambda f: f.component != "karmada-controller-manager")  # stable
@@ -217,10 +227,28 @@ REPORT = click.option(
 )
 
 
+_PLANE_KEY = "fleetrules.control_plane_file"
+CONTROL_PLANE = click.option(
+    "--control-plane",
+    "control_plane",
+    type=click.Path(exists=True, dir_okay=False),
+    callback=_kept(_PLANE_KEY, lambda v: v),
+    expose_value=False,
+    help="The control plane's own objects (`kubectl -n karmada-system get deploy karmada-controller-manager "
+    "karmada-scheduler -o yaml`, or a Karmada operator object): their flags, as among the facts.",
+)
+
+
+def control_plane_file() -> str | None:
+    """--control-plane."""
+    found = _meta(_PLANE_KEY)
+    return str(found) if found else None
+
+
 def evaluating(command: F) -> F:
-    """The options of every verb that evaluates rules: the control plane's flags, the reference engine, the
-    Karmada version and the roots rule files may reach (in this order in its help)."""
-    for option in (ROOT, KARMADA, REFERENCE, CONTROLLER):
+    """The options of every verb that evaluates rules: the control plane's flags and objects, the reference
+    engine, the Karmada version and the roots rule files may reach (in this order in its help)."""
+    for option in (ROOT, KARMADA, REFERENCE, CONTROL_PLANE, CONTROLLER):
         command = option(command)
     return command
 
