@@ -118,7 +118,7 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
 def _control_plane(directory: Path) -> Controllers:
     """The control plane's flags as the CLI would take them for a file of ``directory``: the config file found from
     there up, then FLEETRULES_CONTROLLER; Karmada's defaults where either cannot be used (the CLI says why)."""
-    from engine.cli.config import find, load
+    from engine.failover.config import find, load
 
     try:
         found = find(directory)

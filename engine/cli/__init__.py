@@ -3,7 +3,7 @@
 - engine.cli.authoring: ``check``, ``fmt``, ``convert``, ``lsp`` (writing rules);
 - engine.cli.evaluating: ``eval``, ``explain``, ``simulate``, ``report`` (rules over facts);
 - engine.cli.reviewing: ``diff``, ``resilience``, ``test`` (reviewing a change);
-- engine.cli.configuring: ``config`` (the control plane's settings in force; engine.cli.config reads the file);
+- engine.cli.configuring: ``config``, ``completion`` (the settings in force: engine.failover.config reads the file);
 - engine.cli.formats: every verb's output formats, one registry; engine.cli.options: the options verbs share;
   engine.cli.inputs: what verbs read; engine.cli.app: the group, exit codes, how a command ends.
 

@@ -54,7 +54,7 @@ def main(ctx: click.Context, config_path: str | None) -> None:
     gc.set_threshold(*THRESHOLDS)  # the process is ours: rendering and reviews collect less too (engine.collector)
     if ctx.invoked_subcommand == "lsp":
         return  # an editor's server reads no config file
-    from engine.cli.config import Config, find, load
+    from engine.failover.config import Config, find, load
 
     path = Path(config_path) if config_path is not None else find(Path.cwd())
     if config_path is not None and not Path(config_path).is_file():

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 import click
 
 from engine.cli.app import CONFIG_KEY
-from engine.cli.config import Config
 from engine.errors import Diagnostic, UsageError, warning
 from engine.evaluate import evaluation_time
+from engine.failover.config import Config
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.facts import Facts
 from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
