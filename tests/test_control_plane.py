@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from engine import load_facts
 from engine.cli import main
-from engine.inputs.controlplane import command_line_flags
+from engine.inputs.controlplane import MODELLED_FLAGS, command_line_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 HA = ROOT / "examples" / "flink-ha"
@@ -31,11 +31,15 @@ spec:
 
 def test_the_deploy_manifests_flags_are_read_as_pflag_reads_them() -> None:
     facts = load_facts([PLANE])
-    assert [(f.flag, f.component) for f in facts.control_plane] == [
+    taken = [(f.flag, f.component) for f in facts.control_plane]
+    modelled = [(f, c) for f, c in taken if f.split("=")[0] in MODELLED_FLAGS]
+    assert modelled == [
         ("feature-gates=AllAlpha=true,AllBeta=true", "karmada-controller-manager"),
         ("enable-no-execute-taint-eviction=true", "karmada-controller-manager"),
         ("feature-gates=AllAlpha=true,AllBeta=true", "karmada-scheduler"),
     ]
+    assert ("controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer", "karmada-controller-manager") in taken
+    assert ("v=4", "karmada-controller-manager") in taken  # every flag the components know, said as it is
     assert facts.control_plane[0].source.startswith("Deployment karmada-system/karmada-controller-manager (")
     known = ("feature-gates", "enable-no-execute-taint-eviction", "graceful-eviction-timeout")
     words = ["/bin/x", "--v=4", "--graceful-eviction-timeout", "5m", "--enable-no-execute-taint-eviction", "x"]
@@ -62,6 +66,7 @@ def test_a_karmada_operator_objects_components_and_their_differences(
     assert [f.flag for f in facts.control_plane] == [
         "feature-gates=Failover=true,WorkloadAffinity=true",
         "enable-no-execute-taint-eviction=true",
+        "v=4",
         "feature-gates=WorkloadAffinity=false",
     ]
     args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts"), "--facts", str(tmp_path / "karmada.yaml")]
@@ -81,3 +86,23 @@ def test_the_control_plane_given_apart_from_the_facts(monkeypatch: pytest.Monkey
     assert "WorkloadAffinity feature gate" not in given.stderr
     wrong = CliRunner().invoke(main, [*args, "--control-plane", str(HA / "facts" / "clusters.yaml")])
     assert wrong.exit_code == 2 and "holds no karmada-controller-manager or karmada-scheduler" in wrong.stderr
+
+
+def test_every_flag_of_the_components_is_known_modelled_or_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cmd/controller-manager/app/options and cmd/scheduler/app/options: a flag that changes nothing fleetrules
+    computes is taken and said to be ignored, one that it does not model is said so, an unknown one is refused in
+    pflag's words; --enable-taint-manager=false keeps the taint manager from starting (controllermanager.go)."""
+    from engine import Controllers
+
+    flags = Controllers.parse(["v=4", "leader-elect", "controllers=*,-taint-manager", "enable-taint-manager=false"])
+    assert flags.ignored_flags == ("v", "leader-elect") and flags.unmodelled_flags == ("controllers",)
+    on = ["enable-no-execute-taint-eviction=true", "feature-gates=Failover=true"]
+    assert (
+        Controllers.parse(on).taint_manager and not Controllers.parse([*on, "enable-taint-manager=false"]).taint_manager
+    )
+    with pytest.raises(ValueError, match="unknown flag: --nope"):
+        Controllers.parse(["nope=1"])
+    monkeypatch.delenv("FLEETRULES_CONTROLLER")
+    args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts"), "--controller", "v=4", "--controller"]
+    result = CliRunner().invoke(main, [*args, "plugins=*"])
+    assert "--plugins is set and not modelled" in result.stderr and "--v is set and ignored" in result.stderr

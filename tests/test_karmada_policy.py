@@ -297,7 +297,8 @@ def test_what_the_webhook_admits_is_admitted(tmp_path: Path, toleration: str) ->
 @pytest.mark.parametrize(
     ("field", "said"),
     [
-        ("preemption: Always", None),  # evaluated (the gate is an evaluation flag: tests/test_policy_choice.py)
+        # the gate off as Karmada ships it: check says so, as eval does (tests/test_gate_notes.py)
+        ("preemption: Always", "the PropagationPolicyPreemption feature gate (alpha) is off"),
         ("preemption: Never", None),  # the default: nothing to say
         ("activationPreference: Lazy", None),
         ("activationPreference: Eager", 'Unsupported value: "Eager": supported values: "Lazy"'),

@@ -25,7 +25,7 @@ from engine.compile.encoding import Symbols
 from engine.compile.policies import application_failover_fact, tolerations
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, Span, UsageError, listed, warning
-from engine.inputs.controlplane import MODELLED_FLAGS
+from engine.inputs.controlplane import BOOL_FLAGS, INERT_FLAGS, KNOWN_FLAGS, MODELLED_FLAGS, UNMODELLED_FLAGS
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Facts, Taint, evolve, rfc3339
 from engine.inputs.matching import taint_changes
 from engine.kube import featuregate, gojson, gotime
@@ -94,8 +94,14 @@ class Controllers:
     priority_based_scheduling: bool = True  # beta, on: the scheduler's queue orders bindings by schedulePriority
     # --skipped-propagating-namespaces: the detector's namespaces never propagated (karmada's reserved ones too)
     skipped_namespaces: SkippedNamespaces = DEFAULT_SKIPPED_NAMESPACES
+    # --enable-taint-manager (default true): the taint manager starts only with it and the Failover gate
+    enable_taint_manager: bool = True
     # the gates on (not by default) that fleetrules does not model, said once in a note (``unmodelled_gate_note``)
     unmodelled_gates: tuple[str, ...] = ()
+    # flags of the components that fleetrules does not model (the answer is as with Karmada's defaults), and those
+    # that change nothing it computes: said in the same note
+    unmodelled_flags: tuple[str, ...] = ()
+    ignored_flags: tuple[str, ...] = ()
 
     FLAGS = MODELLED_FLAGS
     # the feature gates fleetrules models, by Karmada's name, and the field each sets
@@ -123,11 +129,27 @@ class Controllers:
         out = cls()
         skipped: list[str] | None = None  # pflag's StringSlice: the first use replaces the default, later ones add
         gates: dict[str, bool] = {}  # what the uses of --feature-gates set (component-base's enabled map)
+        unmodelled: dict[str, None] = {}
+        ignored: dict[str, None] = {}
         for item in settings:
-            flag, sep, value = item.removeprefix("--").partition("=")
-            if not sep or flag not in cls.FLAGS:
-                raise ValueError(f"{item!r}: expected FLAG=VALUE with FLAG one of {', '.join(cls.FLAGS)}")
-            if flag == "skipped-propagating-namespaces":
+            flag, sep, value = item.lstrip("-").partition("=")
+            if not sep and flag in BOOL_FLAGS:
+                sep, value = "=", "true"  # pflag: a bool flag alone is true
+            if flag not in KNOWN_FLAGS:
+                raise ValueError(f"unknown flag: --{flag} (of karmada-controller-manager and karmada-scheduler; "
+                                 f"fleetrules models {', '.join(cls.FLAGS)})")  # fmt: skip
+            if not sep:
+                raise ValueError(f"flag needs an argument: --{flag} (as --{flag}=VALUE)")
+            if flag in UNMODELLED_FLAGS:
+                unmodelled[flag] = None
+            elif flag in INERT_FLAGS:
+                ignored[flag] = None
+            elif flag == "enable-taint-manager":
+                on = go_bool(value)
+                if on is None:
+                    raise ValueError(f"{item!r}: expected true or false")
+                out = replace(out, enable_taint_manager=on)
+            elif flag == "skipped-propagating-namespaces":
                 skipped = (skipped or []) + _string_slice(item, value)
                 out = replace(out, skipped_namespaces=skipped_namespaces(skipped))
             elif flag == "enable-no-execute-taint-eviction":
@@ -154,6 +176,7 @@ class Controllers:
                 if seconds.denominator != 1:
                     raise ValueError(f"{item!r}: fleetrules counts time in whole seconds, and {value} is not")
                 out = replace(out, graceful_eviction_timeout=int(seconds))
+        out = replace(out, unmodelled_flags=tuple(unmodelled), ignored_flags=tuple(ignored))
         return out._gates(gates) if gates else out
 
     def _gates(self, enabled: Mapping[str, bool]) -> Controllers:
@@ -172,9 +195,10 @@ class Controllers:
 
     @property
     def taint_manager(self) -> bool:
-        """The taint manager runs: --enable-no-execute-taint-eviction and the Failover gate
-        (cmd/controller-manager/app/controllermanager.go startClusterController)."""
-        return self.no_execute_taint_eviction and self.failover
+        """The taint manager evicts: it starts with --enable-taint-manager and the Failover gate
+        (cmd/controller-manager/app/controllermanager.go startClusterController), and evicts with
+        --enable-no-execute-taint-eviction (NoExecuteTaintManager.EnableNoExecuteTaintEviction)."""
+        return self.enable_taint_manager and self.no_execute_taint_eviction and self.failover
 
 
 DEFAULT_CONTROLLERS = Controllers()
@@ -271,20 +295,25 @@ def unmodelled_gate_note(controllers: Controllers) -> Diagnostic | None:
     """One warning naming the gates on (not by Karmada's default: AllAlpha, AllBeta or by name) that fleetrules does
     not model: those whose effect the answer lacks, and those it ignores because they change nothing it computes."""
     gates = controllers.unmodelled_gates
-    if not gates:
+    flags = [f"--{f}" for f in controllers.unmodelled_flags]
+    quiet = [f"--{f}" for f in controllers.ignored_flags]
+    if not gates and not flags and not quiet:
         return None
     lacking = [g for g in gates if g not in INERT_GATES]
     inert = [g for g in gates if g in INERT_GATES]
     parts = []
+    if flags:
+        verb = "are" if len(flags) > 1 else "is"
+        parts.append(f"{_and(flags)} {verb} set and not modelled: the answer is as with Karmada's default")
     if lacking:
         left_out = "; ".join(_UNMODELLED.get(g, g) for g in lacking)
         verb = "are" if len(lacking) > 1 else "is"
         parts.append(f"{_and(lacking)} {verb} on and not modelled: the answer leaves out {left_out}")
-    if inert:
-        parts.append(
-            f"{_and(inert)} {'are' if len(inert) > 1 else 'is'} on and ignored: nothing fleetrules computes changes"
-        )
-    return warning("; ".join(parts), subject="feature gates")
+    for names, state in ((inert, "on"), (quiet, "set")):
+        if names:
+            verb = "are" if len(names) > 1 else "is"
+            parts.append(f"{_and(names)} {verb} {state} and ignored: nothing fleetrules computes changes")
+    return warning("; ".join(parts), subject="control plane" if not gates else "feature gates")
 
 
 def _and(names: Sequence[str]) -> str:

@@ -4,19 +4,19 @@ yaml` prints them; artifacts/deploy/karmada-controller-manager.yaml and karmada-
 operator ``Karmada`` object (operator.karmada.io/v1alpha1: spec.components.karmadaControllerManager and
 karmadaScheduler, their featureGates and extraArgs: operator/pkg/apis/operator/v1alpha1/type.go).
 
-Only the flags fleetrules models are taken (``MODELLED_FLAGS``), each with where it was read; the others
-(--kubeconfig, --v, --controllers, …) change nothing fleetrules computes.
+Every flag the two components know is taken, each with where it was read: those fleetrules models
+(``MODELLED_FLAGS``) set what it computes; the others are said, as not modelled (``UNMODELLED_FLAGS``) or as
+changing nothing fleetrules computes (``INERT_FLAGS``: --kubeconfig, --v, …).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 NAMESPACE = "karmada-system"
 COMPONENTS = {"karmada-controller-manager": "karmadaControllerManager", "karmada-scheduler": "karmadaScheduler"}
-BOOL_FLAGS = frozenset({"enable-no-execute-taint-eviction"})  # pflag: `--flag` alone is `--flag=true`
 # the control plane's flags fleetrules models (engine.failover.controllers.Controllers reads them)
 MODELLED_FLAGS = (
     "enable-no-execute-taint-eviction",
@@ -24,7 +24,51 @@ MODELLED_FLAGS = (
     "graceful-eviction-timeout",
     "feature-gates",
     "skipped-propagating-namespaces",
+    "enable-taint-manager",
 )
+# flags of karmada-controller-manager and karmada-scheduler (cmd/controller-manager/app/options, cmd/scheduler/app/
+# options, pkg/sharedcli, pkg/controllers/federatedhpa/config) that change what fleetrules computes, which it does
+# not model: taken, and said (the answer is as with Karmada's default)
+UNMODELLED_FLAGS = frozenset({
+    "controllers", "plugins", "skipped-propagating-apis", "enable-empty-workload-propagation",
+    "enable-scheduler-estimator", "disable-scheduler-estimator-in-pull-mode", "enable-cluster-resource-modeling",
+    "resource-eviction-rate",
+})  # fmt: skip
+# their flags that change nothing fleetrules computes from a snapshot (connections, concurrency, leader election,
+# servers, logging, the cluster status controller's periods, FederatedHPA): taken, and said to be ignored
+INERT_FLAGS = frozenset({
+    "kubeconfig", "master", "scheduler-name", "cluster-api-burst", "cluster-api-context", "cluster-api-kubeconfig",
+    "cluster-api-qps", "cluster-cache-sync-timeout", "cluster-failure-threshold", "cluster-monitor-grace-period",
+    "cluster-monitor-period", "cluster-startup-grace-period", "cluster-status-update-frequency",
+    "cluster-success-threshold", "concurrent-cluster-propagation-policy-syncs", "concurrent-cluster-syncs",
+    "concurrent-clusterresourcebinding-syncs", "concurrent-dependent-resource-syncs", "concurrent-namespace-syncs",
+    "concurrent-propagation-policy-syncs", "concurrent-resource-template-syncs", "concurrent-resourcebinding-syncs",
+    "concurrent-work-syncs", "enable-pprof", "federated-resource-quota-sync-period", "health-probe-bind-address",
+    "kube-api-burst", "kube-api-qps", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline",
+    "leader-elect-resource-name", "leader-elect-resource-namespace", "leader-elect-retry-period",
+    "metrics-bind-address", "profiling-bind-address", "rate-limiter-base-delay", "rate-limiter-bucket-size",
+    "rate-limiter-max-delay", "rate-limiter-qps", "resync-period", "insecure-skip-estimator-verify",
+    "scheduler-estimator-ca-file", "scheduler-estimator-cert-file", "scheduler-estimator-key-file",
+    "scheduler-estimator-port", "scheduler-estimator-service-namespace", "scheduler-estimator-service-prefix",
+    "scheduler-estimator-timeout", "horizontal-pod-autoscaler-cpu-initialization-period",
+    "horizontal-pod-autoscaler-downscale-delay", "horizontal-pod-autoscaler-downscale-stabilization",
+    "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period",
+    "horizontal-pod-autoscaler-tolerance", "horizontal-pod-autoscaler-upscale-delay",
+    # klog and component-base's logs (cmd/scheduler/app/scheduler.go: logs.AddFlags, klogflag.Add)
+    "v", "vmodule", "add_dir_header", "alsologtostderr", "log_backtrace_at", "log_dir", "log_file",
+    "log_file_max_size", "logtostderr", "one_output", "skip_headers", "skip_log_headers", "stderrthreshold",
+    "logging-format", "log-flush-frequency", "log-json-info-buffer-size", "log-json-split-stream",
+    "log-text-info-buffer-size", "log-text-split-stream",
+})  # fmt: skip
+KNOWN_FLAGS = frozenset(MODELLED_FLAGS) | UNMODELLED_FLAGS | INERT_FLAGS
+# pflag: `--flag` alone is `--flag=true`
+BOOL_FLAGS = frozenset({
+    "enable-no-execute-taint-eviction", "enable-taint-manager", "leader-elect", "enable-pprof",
+    "enable-scheduler-estimator", "enable-cluster-resource-modeling", "enable-empty-workload-propagation",
+    "disable-scheduler-estimator-in-pull-mode", "insecure-skip-estimator-verify", "add_dir_header",
+    "alsologtostderr", "logtostderr", "one_output", "skip_headers", "skip_log_headers", "log-json-split-stream",
+    "log-text-split-stream",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -39,7 +83,7 @@ def component_of(kind: str, namespace: str, name: str) -> str | None:
     return name if kind == "Deployment" and namespace == NAMESPACE and name in COMPONENTS else None
 
 
-def deployment_flags(obj: Mapping[str, Any], known: Sequence[str] = MODELLED_FLAGS) -> list[str]:
+def deployment_flags(obj: Mapping[str, Any], known: Collection[str] = KNOWN_FLAGS) -> list[str]:
     """The ``known`` flags of a Deployment's containers, as FLAG=VALUE, in the order written (pflag: a later one
     of the same flag wins, and --feature-gates adds to the earlier)."""
     spec = obj.get("spec")
@@ -55,7 +99,7 @@ def deployment_flags(obj: Mapping[str, Any], known: Sequence[str] = MODELLED_FLA
     return out
 
 
-def command_line_flags(words: Sequence[str], known: Sequence[str]) -> list[str]:
+def command_line_flags(words: Sequence[str], known: Collection[str]) -> list[str]:
     """``--flag=value``, ``--flag value`` and a bool ``--flag`` among ``words``, the ``known`` ones as FLAG=VALUE."""
     out = []
     for index, word in enumerate(words):
@@ -74,7 +118,7 @@ def command_line_flags(words: Sequence[str], known: Sequence[str]) -> list[str]:
     return out
 
 
-def operator_flags(obj: Mapping[str, Any], known: Sequence[str] = MODELLED_FLAGS) -> dict[str, list[str]]:
+def operator_flags(obj: Mapping[str, Any], known: Collection[str] = KNOWN_FLAGS) -> dict[str, list[str]]:
     """A Karmada operator object's flags by component: featureGates as one --feature-gates (by name), then each
     known extraArg."""
     spec = obj.get("spec")
