@@ -118,12 +118,12 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
 def _control_plane(directory: Path) -> Controllers:
     """The control plane's flags as the CLI would take them for a file of ``directory``: the config file found from
     there up, then FLEETRULES_CONTROLLER; Karmada's defaults where either cannot be used (the CLI says why)."""
-    from engine.failover.config import find, load
+    from engine.failover.config import find, load, split_flags
 
     try:
         found = find(directory)
         written = [flag for flag, _ in load(found).controller] if found is not None else []
-        return Controllers.parse([*written, *os.environ.get("FLEETRULES_CONTROLLER", "").split()])
+        return Controllers.parse([*written, *split_flags(os.environ.get("FLEETRULES_CONTROLLER", ""))])
     except (FleetrulesError, ValueError):
         return DEFAULT_CONTROLLERS
 

@@ -531,3 +531,21 @@ def test_an_event_naming_no_cluster_is_refused_before_the_timeline_begins(tmp_pa
         ],
     )
     assert result.exit_code == 2 and result.stdout == "" and "no cluster 'nowhere'" in result.stderr
+
+
+def test_the_report_refuses_the_control_plane_file_and_the_config_file_as_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inputs read through options that keep no value (--control-plane, .fleetrules.yaml) are inputs too."""
+    folder = _example(tmp_path)
+    (folder / ".git").mkdir()
+    (folder / ".fleetrules.yaml").write_text("controller: []\n")
+    plane = ROOT / "tests" / "data" / "controlplane" / "karmada-scheduler.yaml"
+    shutil.copy(plane, folder / "plane.yaml")
+    monkeypatch.chdir(folder)
+    base = ["eval", "policy.fr", "--facts", "facts"]
+    for output, extra in ((".fleetrules.yaml", []), ("plane.yaml", ["--control-plane", "plane.yaml"])):
+        before = (folder / output).read_bytes()
+        result = CliRunner().invoke(main, [*base, *extra, "--report", output])
+        assert result.exit_code == 2 and "is one of the inputs" in result.stderr, result.output
+        assert (folder / output).read_bytes() == before

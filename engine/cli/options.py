@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -15,7 +14,7 @@ import click
 from engine.cli.app import CONFIG_KEY
 from engine.errors import Diagnostic, UsageError, warning
 from engine.evaluate import evaluation_time
-from engine.failover.config import Config
+from engine.failover.config import Config, split_flags
 from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.facts import Facts
 from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
@@ -94,8 +93,7 @@ def environment_flags() -> list[str]:
     undecodable = next((i for i, c in enumerate(raw) if "\udc80" <= c <= "\udcff"), None)  # surrogateescape's
     if undecodable is not None:
         raise click.UsageError(f"{CONTROLLER_ENV}: not UTF-8 (an undecodable byte at character {undecodable + 1})")
-    # split as a shell splits words, on ASCII blanks: a no-break space is part of a flag's value, not a separator
-    return [flag for flag in re.split(r"[ \t\n\r\f\v]+", raw) if flag]
+    return split_flags(raw)
 
 
 _GIVEN_KEY = "fleetrules.controller_given"

@@ -90,10 +90,15 @@ def refuse_inputs(target: Path, option: str) -> None:
 
 
 def _given_paths() -> Iterator[str]:
-    """The values of the running command's path arguments and options (none outside a command)."""
+    """The values of the running command's path arguments and options (none outside a command), and the files
+    read through options that keep no value of their own: the config file and --control-plane."""
     context = click.get_current_context(silent=True)
     if context is None:
         return
+    from engine.cli import options
+
+    kept = (options.config().path, options.control_plane_file())
+    yield from (path for path in kept if path)
     for param in context.command.params:
         value = context.params.get(param.name or "")
         if not isinstance(param.type, click.Path) or value is None or param.name == "report_path":

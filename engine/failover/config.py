@@ -13,6 +13,7 @@ what is in force and where each setting came from.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,9 @@ def load(path: Path) -> Config:
     if out:
         raise FleetrulesError(out, {shown: path.read_text(encoding="utf-8-sig")})
     return Config(shown, version, tuple(flags))
+
+
+def split_flags(raw: str) -> list[str]:
+    """FLEETRULES_CONTROLLER's flags, split as a shell splits words, on ASCII blanks (a no-break space is part of a
+    flag's value, not a separator)."""
+    return [flag for flag in re.split(r"[ \t\n\r\f\v]+", raw) if flag]
