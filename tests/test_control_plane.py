@@ -106,3 +106,16 @@ def test_every_flag_of_the_components_is_known_modelled_or_said(monkeypatch: pyt
     args = ["eval", str(HA / "policy.fr"), "--facts", str(HA / "facts"), "--controller", "v=4", "--controller"]
     result = CliRunner().invoke(main, [*args, "plugins=*"])
     assert "--plugins is set and not modelled" in result.stderr and "--v is set and ignored" in result.stderr
+
+
+def test_the_taint_manager_note_names_enable_taint_manager_when_it_is_off() -> None:
+    from engine import Controllers, load_rules
+    from engine.failover.controllers import gate_notes
+
+    policies = load_rules([ROOT / "examples" / "flink-checkpoint" / "policy.fr"]).policies
+    off = Controllers.parse(["enable-taint-manager=false", "enable-no-execute-taint-eviction=true"])
+    (note,) = [d for d in gate_notes(off, policies) if "NoExecute" in d.message]
+    assert (
+        "--enable-taint-manager and the Failover feature gate (beta) are off (the taint manager needs all three)"
+        in (note.message)
+    )

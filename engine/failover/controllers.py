@@ -366,6 +366,7 @@ def failover_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy]
     evicting += [f"cluster {c.name}" for c in facts.clusters if any(t.effect == "NoExecute" for t in c.taints)]
     if evicting and not controllers.taint_manager:
         settings = (
+            ("--enable-taint-manager", "enable-taint-manager=true", controllers.enable_taint_manager),
             (
                 "--enable-no-execute-taint-eviction",
                 "enable-no-execute-taint-eviction=true",
@@ -374,7 +375,8 @@ def failover_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy]
             ("the Failover feature gate (beta)", "feature-gates=Failover=true", controllers.failover),
         )
         names = [name for name, _, on in settings if not on]
-        off = " and ".join(names) + (" are off" if len(names) > 1 else " is off") + " (the taint manager needs both)"
+        needs = "all three" if not controllers.enable_taint_manager else "both"  # the first is on by default
+        off = _and(names) + (" are off" if len(names) > 1 else " is off") + f" (the taint manager needs {needs})"
         does = "a NoExecute taint evicts nothing"
         turn_on = " ".join(f"--controller {flag}" for _, flag, on in settings if not on)
         out.append(gate_note(evicting, does, off, turn_on))
