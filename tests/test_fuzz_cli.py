@@ -7,7 +7,7 @@ longer run:
 
     FLEETRULES_FUZZ_VERB_EXAMPLES=2000 .venv/bin/python -m pytest tests/test_fuzz_cli.py
 
-(the slow mark runs ten times the default as part of `pytest -m slow`).
+(200 examples a verb; the slow mark runs ten times as many as part of `pytest -m slow`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from engine.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-COUNT = int(os.environ.get("FLEETRULES_FUZZ_VERB_EXAMPLES", "300"))
+COUNT = int(os.environ.get("FLEETRULES_FUZZ_VERB_EXAMPLES", "200"))
 
 # what an edit may insert: the words, brackets and tricks of the DSL and of YAML
 TOKENS = [
