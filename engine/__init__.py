@@ -16,7 +16,7 @@ def unsupported_python(version: tuple[int, ...]) -> str | None:
     found = ".".join(str(n) for n in version[:3])
     return (
         f"fleetrules needs Python 3.11 or 3.12, not {found}: durable-rules 2.0.28, its rule engine, does not "
-        "build or import on other versions (shared/spec/durable-rules-notes.md). Create the environment with "
+        "build or import on other versions (docs/architecture.md). Create the environment with "
         "one of them, e.g. `python3.12 -m venv .venv`."
     )
 

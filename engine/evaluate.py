@@ -158,7 +158,7 @@ def evaluate(
     would run (not scheduled yet, placement or replicas changed, …; engine.schedule.reschedule) are
     placed anew, the others keep their clusters; ``reschedule_all`` places every one anew.
 
-    With ``now``, also run the failover controllers at that time (S4, S5) on the same session: the
+    With ``now``, also run the failover controllers at that time on the same session: the
     evictions they make, with each binding's clusters afterwards and the labels injected there;
     ``controllers`` are the controller manager's flags that change failover. ``reference`` evaluates every
     rule inside durable-rules, without the indexed joins (slow; the same result, which tests check), and

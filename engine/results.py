@@ -1,4 +1,4 @@
-"""Typed evaluation results (shared/spec/semantics.md S7): placements, evictions and the timeline.
+"""Typed evaluation results: placements, evictions and the timeline.
 
 Everything that crosses a stage after scheduling is one of these frozen dataclasses; renderers and
 reviewers read them, never an engine's own structures.

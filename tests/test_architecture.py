@@ -6,6 +6,7 @@ Imports are read from the source (every import statement, inside functions too),
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -168,3 +169,38 @@ def test_the_fact_check_can_fail(tmp_path: Path) -> None:
         "self.session.retract(i)\ns.assert_fact('t', {})\nself.session.place(None, 't', {}, [])\nstore.place('k', [])\n"
     )
     assert fact_changes(source) == ["1: self.session.retract", "2: s.assert_fact", "3: self.session.place"]
+
+
+# A reader of the repository has no copy of the spec the project was started from: sources are cited
+# as Karmada's own files and functions (issue 47).
+SPEC_CITATION = re.compile(r"shared/spec|karmada-reference\.md|semantics\.md|durable-rules-notes|§\d|\bS[1-9]\b")
+CITING = ("engine", "tests", "docs", "rules", "grammar", "benchmarks", "examples", "editors")
+
+
+def spec_citations(root: Path) -> list[str]:
+    found = []
+    for top in CITING:
+        for path in sorted((root / top).rglob("*")):
+            if path.is_symlink() or not path.is_file() or path.suffix not in (".py", ".md", ".fr", ".lark", ".yaml"):
+                continue
+            if path == Path(__file__).resolve():  # the pattern itself
+                continue
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if SPEC_CITATION.search(line):
+                    found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    readme = root / "README.md"
+    found += [
+        f"README.md:{n}" for n, line in enumerate(readme.read_text().splitlines(), 1) if SPEC_CITATION.search(line)
+    ]
+    return found
+
+
+def test_sources_are_cited_as_karmadas_files() -> None:
+    assert spec_citations(ENGINE.parent) == []
+
+
+def test_the_citation_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text("as karmada-reference.md §4.3 says\n")
+    (tmp_path / "README.md").write_text("see shared/spec\n")
+    assert spec_citations(tmp_path) == ["docs/x.md:1: as karmada-reference.md §4.3 says", "README.md:1"]

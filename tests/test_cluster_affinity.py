@@ -1,4 +1,4 @@
-"""S2 cluster affinity, as Karmada's ClusterMatches (pkg/util ClusterMatches, TestClusterMatches), and the
+"""Cluster affinity, as Karmada's ClusterMatches (pkg/util ClusterMatches, TestClusterMatches), and the
 scheduler's loop over clusterAffinities terms (pkg/scheduler/scheduler.go scheduleResourceBindingWithClusterAffinities,
 scheduler_test.go TestScheduleResourceBindingWithClusterAffinities)."""
 
@@ -22,7 +22,7 @@ CLUSTER1 = cluster(
 NO_ZONES = cluster("cluster0", {"foo": "bar"})
 ALL_ZONES = "zone in (zone1, zone2, zone3)"
 
-# (§6.1 case, the clusters block, is cluster1 feasible)
+# (TestClusterMatches case, the clusters block, is cluster1 feasible)
 CASES = [
     (1, "exclude cluster1 names cluster1", False),
     (2, "exclude cluster1 labels { foo = bar }", False),
@@ -81,7 +81,7 @@ def test_python_cluster_matches_says_the_same(case: int, block: str, feasible: b
     [("zone in (foo)", False), ("zone notin (foo)", True)],
 )
 def test_match_zones_without_zones(tmp_path: Path, expression: str, feasible: bool) -> None:
-    """§6.1 Test_matchZones: In fails and NotIn passes on a cluster with no zones."""
+    """pkg/util/selector_test.go Test_matchZones: In fails and NotIn passes on a cluster with no zones."""
     result = run(tmp_path, policy(f"fields {{ {expression} }}"), [NO_ZONES, workload("app")])
     assert ("cluster0" in result.placement(key("app")).feasible) is feasible
 
@@ -89,7 +89,7 @@ def test_match_zones_without_zones(tmp_path: Path, expression: str, feasible: bo
 @pytest.mark.parametrize(
     ("block", "message"),
     [
-        ('labels { "" = bar }', "invalid label key ''"),  # §6.1 case 16: Karmada matches nothing; we refuse it
+        ('labels { "" = bar }', "invalid label key ''"),  # TestClusterMatches: Karmada matches nothing; we refuse it
         ('fields { "" in (x) }', "unknown field selector key ''"),  # case 17
         ("fields { metadata.name in (cluster1) }", "unknown field selector key 'metadata.name'"),  # case 21
     ],
@@ -100,7 +100,7 @@ def test_invalid_selectors_are_check_errors(tmp_path: Path, block: str, message:
 
 
 def test_ordered_terms_use_the_first_that_fits(tmp_path: Path) -> None:
-    """§1.3: clusterAffinities — the first term with a feasible placement wins."""
+    """propagation_types.go ClusterAffinities — the first term with a feasible placement wins."""
     rules = (
         "policy p {\n  select { kind Deployment }\n"
         "  clusters primary { labels { tier = gold } }\n  clusters backup { names cluster1 }\n}\n"

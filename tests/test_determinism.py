@@ -1,4 +1,4 @@
-"""Same rules and facts, byte-identical output, whatever the order of files and facts (S7); each
+"""Same rules and facts, byte-identical output, whatever the order of files and facts; each
 evaluation isolated from every other (no state leaks between evaluations or programs)."""
 
 from __future__ import annotations

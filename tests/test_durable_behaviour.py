@@ -1,5 +1,5 @@
 """durable-rules 2.0.28 as measured here; the compiler and runtime are built around these
-(docs/architecture.md, shared/spec/durable-rules-notes.md). Each probe runs in a subprocess,
+(docs/architecture.md). Each probe runs in a subprocess,
 since some of them crash the interpreter."""
 
 from __future__ import annotations

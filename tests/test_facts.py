@@ -1,4 +1,4 @@
-"""S1 facts: Karmada objects from YAML, with errors at the field's file, line and column."""
+"""Facts: Karmada objects from YAML, with errors at the field's file, line and column."""
 
 from __future__ import annotations
 

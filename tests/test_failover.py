@@ -1,5 +1,6 @@
-"""S4 failover triggers and S5 eviction tasks, state preservation and injection
-(karmada-reference.md §3-§4, §6.3-§6.8), through `fleetrules simulate` and `eval --now`."""
+"""Failover triggers and eviction tasks, state preservation and injection (propagation_types.go
+FailoverBehavior; binding_types_helper_test.go, evictiontask_test.go, applicationfailover, taint_manager_test.go),
+through `fleetrules simulate` and `eval --now`."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def test_eval_now_reports_the_eviction_and_the_injection(in_root: Path) -> None:
 
 
 def test_a_missing_jsonpath_key_is_an_error_in_the_output(tmp_path: Path, in_root: Path) -> None:
-    """S5: a missing key means no task is built, and the output names the rule, path and binding."""
+    """StatePreservation: a missing key means no task is built, and the output names the rule, path and binding."""
     text = (EXAMPLE / "facts" / "fraud-detector.yaml").read_text().replace("lastCheckpoint:", "previousCheckpoint:")
     (tmp_path / "fraud-detector.yaml").write_text(text)
     (tmp_path / "clusters.yaml").write_text((EXAMPLE / "facts" / "clusters.yaml").read_text())
@@ -154,13 +155,13 @@ def _world(now: dt.datetime) -> World:
 @pytest.mark.parametrize(
     ("age", "grace", "suppress", "health", "kept"),
     [
-        (60, None, None, "Unknown", True),  # §6.4 1: young, not healthy
+        (60, None, None, "Unknown", True),  # evictiontask_test.go Test_assessSingleTask 1: young, not healthy
         (601, None, None, "Unknown", False),  # timed out (default 10m)
-        (60, None, None, "Healthy", False),  # §6.4 3: new clusters healthy
-        (60, None, None, "Unhealthy", True),  # §6.4 4
-        (60, None, True, "Healthy", True),  # §6.4 6: suppressDeletion keeps it
-        (60, None, False, "Unknown", False),  # §6.4 7
-        (15, 10, None, "Unknown", False),  # §6.4 9: the grace period applies per task
+        (60, None, None, "Healthy", False),  # Test_assessSingleTask 3: new clusters healthy
+        (60, None, None, "Unhealthy", True),  # Test_assessSingleTask 4
+        (60, None, True, "Healthy", True),  # Test_assessSingleTask 6: suppressDeletion keeps it
+        (60, None, False, "Unknown", False),  # Test_assessSingleTask 7
+        (15, 10, None, "Unknown", False),  # Test_assessEvictionTasks 9: the grace period applies per task
         (0, None, None, "Healthy", True),  # stamped this pass: never assessed in the same pass
     ],
 )
@@ -176,7 +177,8 @@ def test_graceful_eviction_controller(
 
 
 def test_injection_conditions() -> None:
-    """§4.5: one target, newest task Directly, target not in clustersBeforeFailover."""
+    """injectReservedLabelState (pkg/controllers/binding/common.go): one target, newest task Directly, target not in
+    clustersBeforeFailover."""
     state = {"k": "v"}
     directly = EvictionTask("m1", "Directly", preserved_label_state=state, clusters_before_failover=("m1",))
     assert injected_labels(_binding((directly,)), "m2") == state

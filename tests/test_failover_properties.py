@@ -1,4 +1,5 @@
-"""S4/S5 cluster failover through taints (karmada-reference.md §4.3, §6.7, §6.8), event-file errors,
+"""Cluster failover through taints (pkg/controllers/cluster/taint_manager.go, pkg/util/helper/taint_test.go,
+taint_manager_test.go), event-file errors,
 and invariants over random event sequences (hypothesis)."""
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def test_an_untolerated_noexecute_taint_evicts_at_once() -> None:
     task = evicted.data()["task"]
     assert evicted.time == T0 + dt.timedelta(seconds=30)
     assert (task["reason"], task["producer"], task["purgeMode"]) == ("TaintUntolerated", "TaintManager", "Directly")
-    # failover.cluster's state preservation; no grace, no suppression, no clustersBeforeFailover (§4.3)
+    # failover.cluster's state preservation; no grace, no suppression, no clustersBeforeFailover (taint_manager.go)
     assert task["preservedLabelState"] == {
         "karmada.io/failover-flink-checkpoint": "s3://flink-state/fraud-detector/chk-4711"
     }
@@ -52,7 +53,7 @@ def test_an_untolerated_noexecute_taint_evicts_at_once() -> None:
 def test_a_tolerated_taint_evicts_when_its_toleration_runs_out() -> None:
     """`tolerate cluster.karmada.io/not-ready : NoExecute for 5m`: evicted when the 5 minutes are up, at the
     trigger time itself: GetMinTolerationTimeWithCurrentTime is 0 once the trigger time is not after now
-    (pkg/util/helper/taint.go; taint_manager_test.go cases 8 and 9, §6.8)."""
+    (pkg/util/helper/taint.go; taint_manager_test.go cases 8 and 9)."""
     taint = event(60, "taint", cluster="member1", key="cluster.karmada.io/not-ready", effect="NoExecute")
     entries = run("directly", [HEALTHY, taint])
     evicted = next(e for e in entries if e.kind == "evicted")
@@ -142,7 +143,7 @@ def test_invariants_over_random_event_sequences(events: list[Event]) -> None:
 
 
 def test_a_rule_can_evict(tmp_path: Path) -> None:
-    """S6 general rules as custom triggers: `evict` builds a task under the policy's failover."""
+    """General rules (a fleetrules extension) as custom triggers: `evict` builds a task under the policy's failover."""
     rules = (EXAMPLE / "modes" / "gracefully.fr").read_text() + (
         '\nrule drain-spot {\n  when binding b\n   and cluster c (c.labels.lifecycle == "spot")\n'
         '  then evict b from c reason SpotReclaimed "spot capacity reclaimed in {c.name}"\n}\n'
@@ -171,7 +172,7 @@ def test_a_rule_can_evict(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "added", "want"),
-    [  # pkg/controllers/cluster/taint_manager_test.go needEvictionWithCurrentTime, now T (§6.8)
+    [  # pkg/controllers/cluster/taint_manager_test.go needEvictionWithCurrentTime, now T
         (0, -1, True),  # case 8: tolerationSeconds 0, taint added at T-1s: evict
         (60, -1, 59),  # case 9: 60s: look again in 59s
         (None, -1, False),  # case 10: no seconds: tolerated forever

@@ -1,6 +1,6 @@
 """Kubernetes JSONPath templates as Karmada's state preservation evaluates them.
 
-Cases from karmada-reference.md §6.6 (pkg/util/helper/failover_test.go) and S5.
+Cases from pkg/util/helper/failover_test.go and the state preservation of propagation_types.go.
 """
 
 from __future__ import annotations

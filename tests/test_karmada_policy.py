@@ -1,4 +1,4 @@
-"""Karmada PropagationPolicy YAML as rules (karmada-reference.md §1-§3): translated to the same AST,
+"""Karmada PropagationPolicy YAML as rules (pkg/apis/policy/v1alpha1/propagation_types.go): translated to the same AST,
 evaluated like DSL policies, printed back as DSL by `fleetrules convert`."""
 
 from __future__ import annotations

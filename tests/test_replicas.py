@@ -57,7 +57,8 @@ def test_webster_edges() -> None:
 
 
 def test_tie_breaker_by_uid() -> None:
-    # karmada-reference.md §5.6: fnv32a of the test UIDs, even → names ascending, odd → descending
+    # pkg/util/helper/binding.go (Webster's tie break): fnv32a of the test UIDs, even → names ascending, odd →
+    # descending
     assert not names_descending("4858ca61-3ff8-4095-8267-f3d059d8074c")
     assert names_descending("d43fdeeb-d750-4e2b-bee3-64eb94534f4c")
     assert not names_descending("")

@@ -1,4 +1,4 @@
-"""Which bindings the scheduler runs (shared/spec karmada-reference.md §5.1): the cases of karmada
+"""Which bindings the scheduler runs (pkg/scheduler/scheduler.go doScheduleBinding): the cases of karmada
 pkg/scheduler/helper_test.go Test_needConsideredPlacementChanged, the other triggers of
 pkg/scheduler/scheduler.go doScheduleBinding, and settled bindings end to end."""
 
@@ -282,7 +282,7 @@ def test_a_rule_that_decides_about_a_settled_binding_schedules_it(tmp_path: Path
 
 def test_a_peer_made_by_a_policy_not_evaluated_still_counts(tmp_path: Path) -> None:
     """The scheduler's indexer holds every ResourceBinding with spec.workloadAffinityGroups, whatever
-    policy made it (§2.3): another team's binding on m1 keeps b off m1."""
+    policy made it (workload_affinity.go): another team's binding on m1 keeps b off m1."""
     (tmp_path / "p.fr").write_text(GROUPED.replace("select { kind Deployment }", "select { kind Deployment name b }"))
     other = rb("other", ["m1"], applied=True)
     result = evaluate(

@@ -1,4 +1,5 @@
-"""S6 general rules: joins through variables, derived facts (forward chaining), negation, explanations."""
+"""General rules (a fleetrules extension): joins through variables, derived facts (forward chaining), negation,
+explanations."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def test_which_rules_are_lifted(tmp_path: Path) -> None:
 
 
 def test_taint_exemption_is_kept_per_binding(tmp_path: Path) -> None:
-    """S2 (karmada-reference.md §6.2): a cluster the binding already targets passes the taint filter;
+    """taint_toleration_test.go: a cluster the binding already targets passes the taint filter;
     the lifted rule fires once for the policy and the exemption is applied per binding."""
     facts = [
         cluster("a", {"env": "prod"}, taints=[TAINT]),
@@ -131,7 +131,7 @@ def test_overlay_is_the_dict_with_changes(base: dict[str, int], changes: dict[st
 
 def test_own_preferences_count_when_exemptions_outnumber_them(tmp_path: Path) -> None:
     """A binding already on two tainted clusters (two shared decisions exempted) with one preference
-    of its own: the preference is scored (S6 preferred terms; S2 exemption)."""
+    of its own: the preference is scored (preferred terms, a fleetrules extension; the TaintToleration exemption)."""
     rules = (
         "policy p {\n  select { kind Deployment }\n  prefer workload affinity by app weight 10\n"
         "  spread by cluster max 1\n}\n"

@@ -67,7 +67,8 @@ def test_select_best_clusters_errors() -> None:
 
 
 def test_no_max_groups_selects_nothing() -> None:
-    # maxGroups unset is 0: needCnt = min(len, 0) selects no cluster (karmada-reference.md §5.4)
+    # maxGroups unset is 0: needCnt = min(len, 0) selects no cluster
+    # (spreadconstraint/select_clusters_by_cluster.go)
     assert select(FLEET, {"cluster": Limits(1, 0)}, 10, True, False) == []
 
 

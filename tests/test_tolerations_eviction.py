@@ -1,5 +1,5 @@
-"""S2 taints and tolerations (plugin TaintToleration) and S5's ClusterEviction filter
-(karmada-reference.md §6.2, §4.3 for toleration semantics)."""
+"""Taints and tolerations (plugin TaintToleration, taint_toleration_test.go) and the ClusterEviction filter
+(plugins/clustereviction; pkg/util/helper/taint.go for toleration semantics)."""
 
 from __future__ import annotations
 
@@ -62,14 +62,14 @@ def test_untolerated_taint_message(tmp_path: Path) -> None:
 
 
 def test_a_cluster_already_targeted_keeps_passing(tmp_path: Path) -> None:
-    """§6.2: spec.clusters=[cluster1] → Success; the taint manager evicts instead."""
+    """taint_toleration_test.go: spec.clusters=[cluster1] → Success; the taint manager evicts instead."""
     facts = [cluster("cluster1", taints=[TAINT]), workload("app"), binding("app", ["cluster1"])]
     assert run(tmp_path, policy(), facts).placement(key("app")).clusters == ("cluster1",)
 
 
 @pytest.mark.parametrize(("task_cluster", "feasible"), [("cluster1", False), ("cluster2", True)])
 def test_cluster_eviction(tmp_path: Path, task_cluster: str, feasible: bool) -> None:
-    """§6.2 ClusterEviction: a cluster in an eviction task is skipped, even one already targeted."""
+    """cluster_eviction_test.go: a cluster in an eviction task is skipped, even one already targeted."""
     task = {
         "fromCluster": task_cluster,
         "purgeMode": "Gracefully",

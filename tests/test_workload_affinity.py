@@ -1,5 +1,5 @@
-"""S3 workload affinity and anti-affinity (karmada-reference.md §2.3 algorithm, §2.5 e2e cases) and
-S6's preferred terms and topology domains."""
+"""Workload affinity and anti-affinity (plugins/workloadaffinity/workload_affinity.go, the cases of
+test/e2e/suites/base/workloadaffinity_test.go) and fleetrules' preferred terms and topology domains."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def policy(*terms: str, clusters: str = "", namespaces: str = "") -> str:
 
 
 def test_anti_affinity_spreads_a_group(tmp_path: Path) -> None:
-    """§2.5: two workloads of one group with maxGroups 1 land on different clusters."""
+    """workloadaffinity_test.go (e2e): two workloads of one group with maxGroups 1 land on different clusters."""
     apps = [workload(n, {"group": "g"}) for n in ("a", "b", "c", "d")]
     result = run(tmp_path, policy("workload anti-affinity by group"), [*CLUSTERS, *apps])
     assert [result.placement(key(n)).clusters for n in "abc"] == [("m1",), ("m2",), ("m3",)]
@@ -37,7 +37,8 @@ def test_anti_affinity_spreads_a_group(tmp_path: Path) -> None:
 
 
 def test_affinity_co_locates_a_group(tmp_path: Path) -> None:
-    """§2.5: two workloads of one group with maxGroups 1 land on the same cluster; the first is free."""
+    """workloadaffinity_test.go (e2e): two workloads of one group with maxGroups 1 land on the same cluster; the
+    first is free."""
     apps = [workload("b", {"group": "g"}), workload("a", {"group": "g"})]
     facts = [*CLUSTERS, *apps, binding("b", ["m2"])]
     result = run(tmp_path, policy("workload affinity by group"), facts)
@@ -52,7 +53,8 @@ def test_first_workload_of_a_group_is_not_blocked(tmp_path: Path) -> None:
 
 
 def test_groups_are_namespace_scoped(tmp_path: Path) -> None:
-    """§2.5: the same label in two namespaces, both anti-affine, both pinned to X: both schedule on X."""
+    """workloadaffinity_test.go (e2e): the same label in two namespaces, both anti-affine, both pinned to X: both
+    schedule on X."""
     apps = [workload("a", {"group": "g"}, namespace="n1"), workload("a", {"group": "g"}, namespace="n2")]
     result = run(tmp_path, policy("workload anti-affinity by group", clusters="names m1"), [*CLUSTERS, *apps])
     assert result.placement(key("a", "n1")).clusters == ("m1",)
@@ -60,7 +62,8 @@ def test_groups_are_namespace_scoped(tmp_path: Path) -> None:
 
 
 def test_mixed_terms_on_one_cluster(tmp_path: Path) -> None:
-    """§2.5: dep1 affinity on A; dep2 anti on B; dep3 both; all pinned to X → dep1 and one of dep2/dep3."""
+    """workloadaffinity_test.go (e2e): dep1 affinity on A; dep2 anti on B; dep3 both; all pinned to X → dep1 and one
+    of dep2/dep3."""
     rules = (
         "policy aff { select { kind Deployment labels { role = one } } clusters { names m1 }"
         " spread by cluster max 1 workload affinity by A }\n"
@@ -87,7 +90,7 @@ def test_a_workload_without_the_label_is_unconstrained(tmp_path: Path) -> None:
 
 
 def test_a_cluster_already_targeted_passes(tmp_path: Path) -> None:
-    """§2.3: C ∈ spec.clusters → Success, even when a peer is there too: the scheduler never takes
+    """workload_affinity.go: C ∈ spec.clusters → Success, even when a peer is there too: the scheduler never takes
     away, through these plugins, what it placed."""
     apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
     facts = [*CLUSTERS, *apps, binding("a", ["m1"]), binding("b", ["m1"])]
@@ -98,7 +101,7 @@ def test_a_cluster_already_targeted_passes(tmp_path: Path) -> None:
 
 
 def test_peers_eviction_tasks_do_not_count(tmp_path: Path) -> None:
-    """§2.3: only spec.clusters counts; a peer's old copy in an eviction task does not block."""
+    """workload_affinity.go: only spec.clusters counts; a peer's old copy in an eviction task does not block."""
     task = {"fromCluster": "m1", "purgeMode": "Gracefully", "reason": "ApplicationFailure", "producer": "x"}
     apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
     facts = [*CLUSTERS, *apps, binding("a", ["m2"], gracefulEvictionTasks=[task])]
@@ -107,7 +110,7 @@ def test_peers_eviction_tasks_do_not_count(tmp_path: Path) -> None:
 
 
 def test_a_labelled_workload_without_the_term_is_invisible(tmp_path: Path) -> None:
-    """§2.3: a binding whose policy declares no term is not indexed, even with the label."""
+    """workload_affinity.go: a binding whose policy declares no term is not indexed, even with the label."""
     rules = (
         "policy with { select { kind Deployment labels { t = yes } } spread by cluster max 1"
         " workload anti-affinity by group }\n"
@@ -120,7 +123,7 @@ def test_a_labelled_workload_without_the_term_is_invisible(tmp_path: Path) -> No
 
 
 def test_deadlock_of_karmada_issue_7479(tmp_path: Path) -> None:
-    """§2.5 issue #7479: A evicted from cluster1 by application failover, B (same affinity group) still
+    """Karmada issue #7479: A evicted from cluster1 by application failover, B (same affinity group) still
     there: cluster1 fails ClusterEviction, every other cluster fails WorkloadAffinity. Karmada behaves
     so; fleetrules reproduces it and says why."""
     task = {"fromCluster": "m1", "purgeMode": "Gracefully", "reason": "ApplicationFailure", "producer": "x"}
@@ -134,7 +137,7 @@ def test_deadlock_of_karmada_issue_7479(tmp_path: Path) -> None:
 
 
 def test_anti_affinity_within_a_topology(tmp_path: Path) -> None:
-    """S6 extension: `within region` binds a group to a region, not a cluster."""
+    """fleetrules extension: `within region` binds a group to a region, not a cluster."""
     apps = [workload(n, {"group": "g"}) for n in "abc"]
     result = run(tmp_path, policy("workload anti-affinity by group within region"), [*CLUSTERS, *apps])
     assert result.placement(key("a")).clusters == ("m1",)
@@ -150,7 +153,8 @@ def test_affinity_within_a_topology(tmp_path: Path) -> None:
 
 
 def test_preferred_terms_score_and_normalise(tmp_path: Path) -> None:
-    """S6: weights summed per cluster, normalised to 0-100 (InterPodAffinity), anti-affinity subtracts."""
+    """fleetrules extension: weights summed per cluster, normalised to 0-100 (InterPodAffinity), anti-affinity
+    subtracts."""
     apps = [workload("a", {"group": "g"}), workload("b", {"group": "g"})]
     facts = [*CLUSTERS, *apps, binding("a", ["m1"])]
     attract = run(tmp_path, policy("prefer workload affinity by group weight 40"), facts)
@@ -162,14 +166,15 @@ def test_preferred_terms_score_and_normalise(tmp_path: Path) -> None:
 
 
 def test_locality_keeps_the_current_cluster(tmp_path: Path) -> None:
-    """§5.2 ClusterLocality: 100 for a cluster already in spec.clusters, so placements are stable."""
+    """plugins/clusterlocality: 100 for a cluster already in spec.clusters, so placements are stable."""
     result = run(tmp_path, policy(), [*CLUSTERS, workload("a"), binding("a", ["m3"])])
     placement = result.placement(key("a"))
     assert placement.scores == {"m1": 0, "m2": 0, "m3": 100} and placement.clusters == ("m3",)
 
 
 def test_without_spread_every_feasible_cluster_is_selected(tmp_path: Path) -> None:
-    """S8: no replicaScheduling means Duplicated; without spread constraints all feasible clusters."""
+    """helper/policy.go SetDefaultSpreadConstraints and the CRD default: no replicaScheduling means Duplicated;
+    without spread constraints all feasible clusters."""
     rules = "policy p { select { kind Deployment } clusters { labels { region = eu } } }\n"
     assert run(tmp_path, rules, [*CLUSTERS, workload("a")]).placement(key("a")).clusters == ("m1", "m3")
 

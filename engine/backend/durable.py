@@ -2,7 +2,7 @@
 
 The only module of fleetrules that imports durable_rules.
 
-Designed around durable-rules 2.0.28 as measured (shared/spec/durable-rules-notes.md):
+Designed around durable-rules 2.0.28 as measured (tests/test_durable_behaviour.py):
 - one Host for the process, without the dispatch threads durable starts (they race the C engine);
   calls are serialised;
 - one ruleset per compiled program, registered once and reused; each evaluation is a session

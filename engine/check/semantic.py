@@ -334,7 +334,7 @@ class _Checker:
             )
 
     def spreads(self, spreads: list[ast.Spread]) -> None:
-        """ValidateSpreadConstraint (karmada-reference.md §1.4), plus what fleetrules evaluates."""
+        """ValidateSpreadConstraint (pkg/util/validation/validation.go), plus what fleetrules evaluates."""
         seen: set[str] = set()
         for spread in spreads:
             field = spread.field.value
@@ -360,7 +360,8 @@ class _Checker:
             )
 
     def replicas(self, stmt: ast.Replicas, spread: bool) -> None:
-        """replicaScheduling (karmada-reference.md §1.5): the type and division preference as words."""
+        """replicaScheduling (propagation_types.go ReplicaSchedulingStrategy): the type and division preference as
+        words."""
         if not self.enum(stmt.mode, "replica scheduling", REPLICA_MODES):
             return
         if stmt.by is not None and stmt.mode.value != "divided":

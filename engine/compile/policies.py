@@ -104,7 +104,7 @@ def _field_match(req: ast.Requirement, props: Symbols) -> ir.Cond:
         flags = [ir.Present(props.flag("zones", v)) for v in values]
         return ir.any_of(*flags) if inclusive else ir.all_of(*(ir.Present(f.prop, False) for f in flags))
     if key not in ("provider", "region"):
-        return ir.FALSE  # an unknown field never matches (karmada-reference.md §6.1 case 21)
+        return ir.FALSE  # an unknown field never matches (pkg/util/selector_test.go TestClusterMatches)
     if inclusive:
         return ir.any_of(*(ir.Test("==", key, v) for v in values))
     return ir.all_of(*(ir.Test("!=", key, v) for v in values))
@@ -152,7 +152,8 @@ def _topology_rules(policy: ast.Policy, term: ast.WorkloadTerm, props: Symbols) 
         key = props.label(term.key.value)
         member_of_group: ir.Cond = ir.present(key)
         same_group: ir.Cond = ir.Test("==", key, ir.Ref(BINDING, key))
-    else:  # Karmada: peers are the bindings with the same instantiated group (karmada-reference.md §2.3)
+    else:
+        # Karmada: peers are the bindings with the same instantiated group (workloadaffinity/workload_affinity.go)
         key = "anti_affinity_group" if term.anti else "affinity_group"
         member_of_group = ir.Test("!=", key, "")
         same_group = ir.Test("==", key, ir.Ref(BINDING, key))

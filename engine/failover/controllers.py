@@ -1,4 +1,5 @@
-"""Stateful failover (shared/spec/semantics.md S4, S5; karmada-reference.md §3, §4).
+"""Stateful failover (pkg/apis/policy/v1alpha1/propagation_types.go FailoverBehavior; pkg/controllers/
+cluster/taint_manager.go, applicationfailover, gracefuleviction; pkg/util/helper/failover.go).
 
 Karmada's controllers, one function each, over a world that changes in time: the application
 failover controller and the NoExecute taint manager create graceful eviction tasks, the scheduler
@@ -412,7 +413,8 @@ class Preservation:
 
 @dataclass(frozen=True)
 class Failover:
-    """A policy's failover behaviour, defaults applied (karmada-reference.md §3.2)."""
+    """A policy's failover behaviour, defaults applied (pkg/util/validation/validation.go ValidateApplicationFailover;
+    the CRD's defaults in pkg/apis/policy/v1alpha1/propagation_types.go)."""
 
     app: bool = False
     toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
@@ -844,7 +846,8 @@ def new_clusters_healthy(world: World, binding: Binding) -> bool:
 
 
 def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[EvictionTask]]:
-    """assessEvictionTasks (§4.2): stamp new tasks; drop those timed out or whose new clusters are healthy."""
+    """assessEvictionTasks (pkg/controllers/gracefuleviction/evictiontask.go): stamp new tasks; drop those timed out
+    or whose new clusters are healthy."""
     if not binding.eviction_tasks:
         return binding, []  # nothing to assess (most bindings, at every step)
     kept: list[EvictionTask] = []
@@ -852,7 +855,7 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
     healthy = new_clusters_healthy(world, binding)
     for task in binding.eviction_tasks:
         if task.creation_timestamp is None or task.creation_timestamp == world.now:
-            # first sight: stamped, never assessed in the same pass (karmada-reference.md §7.2 quirk 10)
+            # first sight: stamped, never assessed in the same pass (evictiontask.go assessEvictionTasks)
             kept.append(task if task.creation_timestamp else evolve(task, creation_timestamp=world.now))
             continue
         timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
@@ -868,7 +871,8 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
 
 
 def injected_labels(binding: Binding, cluster: str, gate: bool = True) -> dict[str, str]:
-    """injectReservedLabelState (§4.5): the newest task's state, for a single new Directly target; nothing
+    """injectReservedLabelState (pkg/controllers/binding/common.go): the newest task's state, for a single new
+    Directly target; nothing
     without the StatefulFailoverInjection ``gate`` (pkg/controllers/binding/common.go)."""
     if not gate or len(binding.clusters) != 1 or not binding.eviction_tasks:
         return {}
@@ -879,7 +883,8 @@ def injected_labels(binding: Binding, cluster: str, gate: bool = True) -> dict[s
 
 
 def binding_controller(world: World, key: str) -> list[Entry]:
-    """Which clusters keep a Work (§4.6): delete orphans, then create and label the targets."""
+    """Which clusters keep a Work (pkg/util/helper/binding.go, binding_controller.go): delete orphans, then create
+    and label the targets."""
     binding = world.bindings[key]
     works = world.works.setdefault(key, {})
     existing = set(binding.cluster_names) | {

@@ -161,7 +161,9 @@ class Simulator:
             taints.append(Taint(f["key"], f.get("value", ""), f.get("effect", "NoSchedule"), world.now))
         elif event.kind is EventKind.UNTAINT:
             taints = [t for t in taints if (t.key, t.effect) != (f["key"], f.get("effect", "NoSchedule"))]
-        else:  # ready or another condition: the cluster controller's NoSchedule taints (§4.3) for Ready
+        else:
+            # ready or another condition: the cluster controller's NoSchedule taints
+            # (pkg/controllers/cluster/cluster_controller.go) for Ready
             kind, status = f.get("type", "Ready"), f.get("status", "True")
             if kind == "Ready":
                 taints = list(scheduling_taints(tuple(taints), status, world.now))

@@ -1,4 +1,4 @@
-"""Cluster, workload and binding facts (shared/spec/semantics.md S1): what the rest of fleetrules
+"""Cluster, workload and binding facts: what the rest of fleetrules
 reads of Karmada objects, typed. engine.inputs.objects builds them from YAML and Python objects.
 """
 
@@ -253,7 +253,7 @@ class Binding:
     observed_affinity_name: str = ""
     source: str = "<python>"
     claim: Claim | None = None  # from the workload's metadata, or the binding's when there is no workload
-    # what the scheduler compares (shared/spec karmada-reference.md §5.1)
+    # what the scheduler compares (pkg/scheduler/scheduler.go doScheduleBinding)
     applied_placement: str = ""  # the policy.karmada.io/applied-placement annotation (JSON)
     # spec.failover as JSON (None: absent): what the failover controllers read; the detector copies it from
     # the policy, so it is the policy's but for a binding a Lazy policy's change did not refresh

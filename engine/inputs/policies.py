@@ -1,7 +1,7 @@
 """Karmada PropagationPolicy / ClusterPropagationPolicy objects → policies of the rule language.
 
 The translation produces the same AST as the DSL (so `fleetrules convert` prints it back as DSL),
-with spans at the YAML lines the fields came from. API shape: karmada-reference.md §1 to §3.
+with spans at the YAML lines the fields came from. API shape: pkg/apis/policy/v1alpha1/propagation_types.go.
 Fields fleetrules does not evaluate are reported, not dropped.
 """
 
@@ -398,7 +398,8 @@ class _Converter:
         return stmts
 
     def replica_scheduling(self, rs: dict[str, Any], path: str) -> list[ast.Replicas]:
-        """replicaScheduling as a `replicas` statement (karmada-reference.md §1.5): the type defaults to
+        """replicaScheduling as a `replicas` statement (propagation_types.go ReplicaSchedulingStrategy): the type
+        defaults to
         Divided when the object is given, the division preference to Weighted (the webhook)."""
         self.known(rs, {"replicaSchedulingType", "replicaDivisionPreference", "weightPreference"}, path)
         span = self.span(rs)

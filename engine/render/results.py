@@ -1,4 +1,4 @@
-"""Results → text for people, JSON and YAML for machines (S7). Output is deterministic: bindings by
+"""Results → text for people, JSON and YAML for machines. Output is deterministic: bindings by
 NS/NAME, clusters by name, reasons by rule, source and message."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Which bindings the scheduler runs (karmada pkg/scheduler/scheduler.go doScheduleBinding, helper.go
-placementChanged; shared/spec karmada-reference.md §5.1).
+placementChanged; pkg/scheduler/scheduler.go doScheduleBinding).
 
 A binding already scheduled is run again only when something the scheduler watches changed; every
 other binding is settled: it keeps spec.clusters and counts as a peer for the bindings that are run.

@@ -7,7 +7,8 @@ on it), the kept unschedulable bindings of a sweep (engine.schedule.waiting), an
 express: the policy each binding is decided by (the detector's choice, given; a held placement's variant), scores
 (sums, normalised, ClusterLocality), the select stage (ordering, spread limits; engine.schedule.spread), replica
 assignment (engine.schedule.replicas), clusterAffinities terms tried in order, and telling the store where each
-binding went, so that later bindings see it (S3: "bindings assigned in the same round count with their newest
+binding went, so that later bindings see it (as Karmada's scheduler cache does: "bindings assigned in the same round
+count with their newest
 assignment").
 """
 
