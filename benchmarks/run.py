@@ -39,10 +39,10 @@ from engine import Facts, RuleSet, evaluate, load_facts, load_rules, to_json
 from engine.backend.indexed import FactIndex
 from engine.compile import encoding
 from engine.errors import NO_SPAN
-from engine.evaluate import scheduler_for
-from engine.failover.controllers import Controllers
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event, EventKind
+from engine.karmada.gates import Controllers
+from engine.pipeline import scheduler_for
 from engine.results import Placement
 
 # the control plane the fleets are shaped for: workload anti-affinity and the taint manager on (Karmada ships them off)

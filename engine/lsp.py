@@ -44,8 +44,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
-from engine.check.rules import load_rule_set
-from engine.check.semantic import check
+from engine.checker.rules import load_rule_set
+from engine.checker.semantic import check
 from engine.compile import ir
 from engine.compile.encoding import Symbols
 from engine.compile.joins import plan
@@ -53,9 +53,10 @@ from engine.compile.lift import lift
 from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, FleetrulesError, Severity, Span
-from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers, gate_notes
 from engine.inputs.files import display_path
 from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
+from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
+from engine.karmada.notes import gate_notes
 from engine.syntax import ast
 from engine.syntax.fmt import format_source
 from engine.syntax.parse import parse_partial
@@ -118,7 +119,7 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
 def _control_plane(directory: Path) -> Controllers:
     """The control plane's flags as the CLI would take them for a file of ``directory``: the config file found from
     there up, then FLEETRULES_CONTROLLER; Karmada's defaults where either cannot be used (the CLI says why)."""
-    from engine.failover.config import find, load, split_flags
+    from engine.karmada.config import find, load, split_flags
 
     try:
         found = find(directory)

@@ -5,7 +5,7 @@ the variable or pass ``DEFAULT_CONTROLLERS``."""
 
 from __future__ import annotations
 
-from engine.failover.controllers import Controllers
+from engine.karmada.gates import Controllers
 
 ON_FLAGS = (
     "enable-no-execute-taint-eviction=true",

@@ -160,8 +160,8 @@ def test_a_timer_that_ran_out_on_a_cluster_in_a_task_evicts_nothing(
     """distinguishUnhealthyClustersWithOthers leaves out a cluster in a graceful eviction task, however old its
     timer: one started before the task is kept (neither set nor dropped), and the rule's `not eviction_task` holds
     the eviction back. Without the task, the same timer evicts."""
-    from engine.evaluate import scheduler_for
     from engine.failover.simulate import Simulator
+    from engine.pipeline import scheduler_for
 
     _write(tmp_path, 60, [("member1", "Healthy", None), ("member2", "Unhealthy", None)])
     facts = load_facts([tmp_path / "facts.yaml"])

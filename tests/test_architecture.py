@@ -22,11 +22,12 @@ LAYERS = (
     ("engine.inputs",),
     ("engine.compile",),
     ("engine.backend",),
-    ("engine.check",),
+    ("engine.checker",),
     ("engine.results",),
     ("engine.schedule",),
+    ("engine.karmada",),
     ("engine.failover",),
-    ("engine.evaluate",),
+    ("engine.pipeline",),
     ("engine.review",),
     ("engine.render",),
     ("engine",),  # the public API, engine/__init__.py
@@ -128,7 +129,7 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     assert upward("engine.schedule.scheduler", ["engine.cli", "engine.backend", "engine.schedule.views"]) == [
         "engine.cli"
     ]
-    assert upward("engine.inputs.facts", ["engine.check.rules"]) == ["engine.check.rules"]
+    assert upward("engine.inputs.facts", ["engine.checker.rules"]) == ["engine.checker.rules"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 

@@ -167,7 +167,10 @@ def test_a_terminal_shows_a_progress_bar_for_a_large_snapshot(verb: str) -> None
         "simulate": ["simulate", "policy.fr", "--facts", "facts", "--events", "events/job-fails.yaml"],
         "diff": ["diff", "--base", "policy.fr", "--head", "policy.fr", "--facts", "facts"],
     }[verb]
-    code = f"import sys, engine.cli as c; c.inputs.PROGRESS_FROM = 1; sys.argv = ['fleetrules', *{args!r}]; c.main()"
+    code = (
+        "import sys, engine.cli as c, engine.cli.inputs; c.inputs.PROGRESS_FROM = 1; "
+        f"sys.argv = ['fleetrules', *{args!r}]; c.main()"
+    )
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     run = subprocess.run(
@@ -199,7 +202,8 @@ def test_every_verbs_output_formats_are_the_registrys() -> None:
 
     offered = {
         name: [str(c) for c in param.type.choices]
-        for name, command in main.commands.items()
+        for name in main.list_commands(click.Context(main))
+        if (command := main.get_command(click.Context(main), name)) is not None
         for param in command.params
         if param.name in ("output", "output_format") and isinstance(param.type, click.Choice)
     }

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from engine import Diagnostic, FactError, Facts, load_facts
 from engine.cli import main
-from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.facts import Cluster, Condition, MatchCondition, Taint, TaintPolicy
 from engine.inputs.matching import conditions_match, taint_by_policies
+from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.syntax import ast
 from tests.gates import ON
 
@@ -179,8 +179,8 @@ def test_a_snapshot_cluster_gets_the_policys_taint_when_its_dump_does_not_show_i
 
 
 def _warnings(facts: Facts, controllers: Controllers) -> tuple[Diagnostic, ...]:
-    from engine.evaluate import scheduler_for
     from engine.inputs.rules import RuleSet
+    from engine.pipeline import scheduler_for
 
     scheduler = scheduler_for(RuleSet((), {}), facts, controllers=controllers)
     try:
@@ -282,9 +282,9 @@ def test_simulate_applies_the_policies_when_a_clusters_conditions_change(tmp_pat
 def test_without_the_failover_gate_the_taints_are_as_the_snapshot_shows(tmp_path: Path) -> None:
     """startClusterTaintPolicyController (cmd/controller-manager/app/controllermanager.go) starts the controller
     only with the Failover feature gate on."""
-    from engine.evaluate import scheduler_for
-    from engine.failover.controllers import Controllers
     from engine.inputs.rules import RuleSet
+    from engine.karmada.gates import Controllers
+    from engine.pipeline import scheduler_for
 
     facts = load_facts([_snapshot(tmp_path, NOT_READY_NO_EXECUTE)])
     for gate, effects in ((True, ["NoSchedule", "NoExecute"]), (False, ["NoSchedule"])):

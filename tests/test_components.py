@@ -280,7 +280,7 @@ def test_without_the_gate_components_are_not_read(tmp_path: Path) -> None:
     """The scheduler reads spec.components only with the MultiplePodTemplatesScheduling gate (alpha, off as
     Karmada ships it: pkg/scheduler/core common.go, util.go): off, the binding is placed as one without them, and
     the binding is named once with the setting that turns the gate on."""
-    from engine.failover.controllers import DEFAULT_CONTROLLERS
+    from engine.karmada.gates import DEFAULT_CONTROLLERS
 
     (tmp_path / "p.fr").write_text(
         "policy s/p {\n  select { kind FlinkDeployment }\n  replicas divided by available\n}\n"

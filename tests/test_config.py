@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import main
-from engine.failover.config import find
+from engine.karmada.config import find
 
 ROOT = Path(__file__).resolve().parent.parent
 HA = ROOT / "examples" / "flink-ha"

@@ -110,7 +110,7 @@ def test_every_flag_of_the_components_is_known_modelled_or_said(monkeypatch: pyt
 
 def test_the_taint_manager_note_names_enable_taint_manager_when_it_is_off() -> None:
     from engine import Controllers, load_rules
-    from engine.failover.controllers import gate_notes
+    from engine.karmada.notes import gate_notes
 
     policies = load_rules([ROOT / "examples" / "flink-checkpoint" / "policy.fr"]).policies
     off = Controllers.parse(["enable-taint-manager=false", "enable-no-execute-taint-eviction=true"])

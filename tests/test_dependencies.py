@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from engine import Result, evaluate, load_facts, load_rules, to_json, to_text
 from engine.cli import main
-from engine.failover.controllers import Controllers
+from engine.karmada.gates import Controllers
 from engine.kube.dependencies import Dependent, dependencies
 from engine.render.diff import to_data
 from engine.render.diff import to_text as diff_text

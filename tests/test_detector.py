@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from engine import Result, evaluate, load_facts, load_rules, to_json, to_text
 from engine.cli import main
 from engine.errors import FactError
-from engine.failover.controllers import Controllers
 from engine.inputs.facts import Binding, binding_name
+from engine.karmada.gates import Controllers
 from engine.kube import validation as k8s
 from engine.schedule.detector import DEFAULT_SKIPPED_NAMESPACES, is_reserved_namespace, not_propagated
 

@@ -602,14 +602,14 @@ def test_karmadas_defaults_run_no_taint_manager_and_say_how_to_turn_it_on(
     ],
 )
 def test_controller_flags_are_checked(setting: str, message: str) -> None:
-    from engine.failover.controllers import Controllers
+    from engine.karmada.gates import Controllers
 
     with pytest.raises(ValueError, match=message):
         Controllers.parse([setting])
 
 
 def test_graceful_eviction_timeout_flag() -> None:
-    from engine.failover.controllers import Controllers
+    from engine.karmada.gates import Controllers
 
     assert Controllers.parse(["--graceful-eviction-timeout=1h30m"]).graceful_eviction_timeout == 5400
     # time.ParseDuration, as the controller manager reads the flag: fractions of units, zero, negatives
@@ -774,7 +774,7 @@ def test_a_graceful_task_whose_new_clusters_are_healthy_goes_at_the_next_reconci
 def test_state_preservation_at_karmadas_defaults_is_said_once() -> None:
     """StatefulFailoverInjection (alpha) is off as Karmada ships it: the eviction happens (application failover
     needs no gate), keeps no state, and the policy is named once with the setting that turns the gate on."""
-    from engine.failover.controllers import DEFAULT_CONTROLLERS
+    from engine.karmada.gates import DEFAULT_CONTROLLERS
 
     facts = load_facts([EXAMPLE / "facts"])
     status = {"jobStatus": {"jobId": "5f1c2a9e", "checkpointInfo": {"lastCheckpoint": "chk-1"}}}

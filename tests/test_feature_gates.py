@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from engine import Controllers
 from engine.cli import main
-from engine.failover.controllers import KARMADA_GATES
+from engine.karmada.gates import KARMADA_GATES
 from engine.kube.featuregate import FeatureGateError, Spec, Stage, apply_use, effective, parse_use
 
 KNOWN = {"A1": Spec(False, Stage.ALPHA), "A2": Spec(True, Stage.ALPHA), "B1": Spec(False, Stage.BETA)}

@@ -29,14 +29,14 @@ class Entry:
     keyword: str  # the word that starts it, for the editor grammar and the docs
     evaluated_by: tuple[str, ...]  # modules (under engine/) that act on it
     yaml: bool = True  # Karmada's PropagationPolicy YAML can say it: engine/inputs/policies.py makes it
-    checked: bool = True  # engine/check/semantic.py names it (False: checked through the statement holding it)
+    checked: bool = True  # engine/checker/semantic.py names it (False: checked through the statement holding it)
 
 
 CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Select: Entry("select", "select", ("schedule/selection.py",)),
     ast.Priority: Entry("priority", "priority", ("render/karmada.py", "schedule/selection.py")),
     ast.SchedulePriority: Entry("schedule_priority", "priority", ("schedule/queue.py", "render/karmada.py")),
-    ast.Preemption: Entry("preemption", "preemption", ("failover/controllers.py",)),
+    ast.Preemption: Entry("preemption", "preemption", ("karmada/notes.py",)),
     ast.Activation: Entry("activation", "activation", ("render/karmada.py",)),
     ast.PropagateDeps: Entry("propagate", "propagate", ("schedule/dependencies.py", "render/karmada.py")),
     ast.ClusterAffinity: Entry("cluster_affinity", "clusters", ("compile/policies.py", "schedule/scheduler.py")),
@@ -98,7 +98,8 @@ def test_each_place_knows_the_statement(kind: type[ast.Node]) -> None:
         "the grammar": re.search(rf"^\??{entry.grammar}:|-> {entry.grammar}\b", GRAMMAR, re.M) is not None,
         "the parser (syntax/parse.py)": named.search(_source("syntax/parse.py")) is not None,
         "the formatter (syntax/fmt.py)": named.search(_source("syntax/fmt.py")) is not None,
-        "the checker (check/semantic.py)": not entry.checked or named.search(_source("check/semantic.py")) is not None,
+        "the checker (checker/semantic.py)": not entry.checked
+        or named.search(_source("checker/semantic.py")) is not None,
         "the YAML converter (inputs/policies.py)": not entry.yaml
         or named.search(_source("inputs/policies.py")) is not None,
         "what evaluates it": kind in READ_THROUGH

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from engine import evaluate, load_facts, load_rules
-from engine.failover.controllers import Controllers
+from engine.karmada.gates import Controllers
 
 META: dict[str, Any] = {"name": "nginx", "namespace": "test"}
 NGINX: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": META}

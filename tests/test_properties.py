@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.check.semantic import check
+from engine.checker.semantic import check
 from engine.errors import RuleError
 from engine.syntax import ast
 from engine.syntax.fmt import format_file, format_source

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from engine import Result, RuleError, evaluate, load_facts, load_rules, to_json
 from engine.cli import main
-from engine.failover.controllers import Controllers
 from engine.inputs.facts import Binding
+from engine.karmada.gates import Controllers
 from engine.schedule.queue import queue_order
 
 GATES = "feature-gates=WorkloadAffinity=true"

@@ -343,7 +343,7 @@ def _orders_d_waiting(tmp_path: Path) -> tuple[Any, Any, Any]:
     orders-d and orders-c (on member3)."""
     from dataclasses import replace
 
-    from engine.evaluate import scheduler_for
+    from engine.pipeline import scheduler_for
 
     text = (EXAMPLES / "flink-ha" / "policy.fr").read_text()
     (tmp_path / "policy.fr").write_text(text.replace("prefer workload anti-affinity", "# prefer"))
@@ -406,8 +406,8 @@ def test_a_shared_result_updated_from_what_changed_is_the_one_made_anew(seed: in
     import sys
     from dataclasses import replace
 
-    from engine.evaluate import scheduler_for
     from engine.inputs.facts import Taint
+    from engine.pipeline import scheduler_for
 
     sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
     import fleets

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.check.rules import builtin_files
+from engine.checker.rules import builtin_files
 from engine.compile.lift import lift
 from engine.compile.program import compile_rule_set
 from engine.schedule.views import Constant, Overlay, Subset
@@ -196,7 +196,7 @@ def test_member_facts_only_where_a_rule_matches_them(tmp_path: Path, reads: bool
     none is asserted (a binding on 50 clusters was 50 facts, made again at each of its moves); a user rule that
     tests a cluster against a binding's list brings them back, and decides on them."""
     from engine import load_facts, load_rules
-    from engine.evaluate import scheduler_for
+    from engine.pipeline import scheduler_for
 
     rule = 'rule elsewhere { when binding b and cluster c (c.name in b.clusters) then reject c for b "taken" }\n'
     path = tmp_path / "r.fr"
@@ -222,8 +222,8 @@ def test_a_shared_attempt_holds_its_decisions_only_for_explanations(explained: b
     import sys
 
     from engine import load_facts
-    from engine.evaluate import scheduler_for
     from engine.inputs.rules import RuleSet
+    from engine.pipeline import scheduler_for
     from tests.gates import ON
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -249,7 +249,7 @@ def test_placements_only_rules_that_evict_read_are_made_when_failover_asks(tmp_p
     binding without groups (10,000 of them were a third of such a fleet's evaluation); the evictions asked for
     make them, each binding's on its clusters as they stand then."""
     from engine import load_facts, load_rules
-    from engine.evaluate import scheduler_for
+    from engine.pipeline import scheduler_for
 
     (tmp_path / "p.fr").write_text("policy p {\n  select { kind Deployment }\n}\n")
     objects = [cluster("a"), cluster("b"), workload("w"), workload("v"), binding("w", ["a", "b"]), binding("v", ["b"])]

@@ -13,8 +13,8 @@ import pytest
 from engine import load_facts, load_rules, simulate
 from engine.errors import Diagnostic
 from engine.failover import simulate as simulation
-from engine.failover.controllers import Controllers
 from engine.inputs.events import load_events
+from engine.karmada.gates import Controllers
 from engine.results import Entry, EntryKind
 from tests.gates import ON, ON_FLAGS
 

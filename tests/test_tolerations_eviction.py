@@ -94,7 +94,7 @@ def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
     cluster_toleration`, and the toleration whose seconds ran out against the taint's age) state it as the same
     condition, and engine.failover.controllers.tolerates (which tolerations the taint manager uses) evaluates the
     filter's. Editing one rule's test and not the others fails here."""
-    from engine.check.rules import builtin_files
+    from engine.checker.rules import builtin_files
     from engine.compile import ir
     from engine.compile.encoding import Symbols
     from engine.compile.rules import compile_rules

@@ -193,7 +193,7 @@ def test_with_the_workload_affinity_gate_off_workload_terms_do_nothing() -> None
     (alpha, off as Karmada ships it, and so by default here): off, the flink-ha pipelines share clusters, and
     the policy's line says once which gate and how to turn it on."""
     from engine import evaluate, load_facts, load_rules
-    from engine.failover.controllers import DEFAULT_CONTROLLERS
+    from engine.karmada.gates import DEFAULT_CONTROLLERS
 
     folder = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
     rules, facts = load_rules([folder / "policy.fr"]), load_facts([folder / "facts"])
@@ -218,7 +218,7 @@ def test_with_the_workload_affinity_gate_off_workload_terms_do_nothing() -> None
 )
 def test_the_gate_is_named_for_the_terms_it_turns_off(tmp_path: Path, terms: str, said: bool) -> None:
     from engine import evaluate, load_facts, load_rules
-    from engine.failover.controllers import DEFAULT_CONTROLLERS
+    from engine.karmada.gates import DEFAULT_CONTROLLERS
 
     (tmp_path / "p.fr").write_text(policy(terms))
     facts = load_facts(objects=[*CLUSTERS, workload("a", {"group": "g"})])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import importlib.metadata
+import importlib
 import io
 import os
 import re
@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -37,9 +38,61 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 CONFIG_KEY = "fleetrules.config"
+CONTROLLER_ENV = "FLEETRULES_CONTROLLER"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@dataclass(frozen=True)
+class Verb:
+    """Where a verb is defined (the module that adds it to ``main``) and its line in ``fleetrules --help``."""
+
+    module: str
+    summary: str
+
+
+# Every verb, loaded when it is run or its own help asked for: `fleetrules --help` and `--version` load none of
+# them, `eval` loads evaluating's imports and not the language server's, the report's or the sweep's.
+VERBS: dict[str, Verb] = {
+    "check": Verb("engine.cli.authoring", "Check rule files and policy YAML; report every problem."),
+    "fmt": Verb("engine.cli.authoring", "Format rule files in the canonical layout."),
+    "convert": Verb("engine.cli.authoring", "Convert PropagationPolicy YAML to rules, or rules to YAML."),
+    "lsp": Verb("engine.cli.authoring", "Serve the language server for editors (LSP over stdio)."),
+    "eval": Verb("engine.cli.evaluating", "Evaluate rules over facts: placements and evictions."),
+    "explain": Verb("engine.cli.evaluating", "Why one binding's decision about one cluster was made."),
+    "simulate": Verb("engine.cli.evaluating", "Step failover through time from a file of events."),
+    "report": Verb("engine.cli.evaluating", "Write one self-contained HTML page of the results."),
+    "diff": Verb("engine.cli.reviewing", "Compare two versions of the rules over the same facts."),
+    "resilience": Verb("engine.cli.reviewing", "Rank clusters by what their failure does to the fleet."),
+    "test": Verb("engine.cli.reviewing", "Run rule tests (*_test.yaml files)."),
+    "config": Verb("engine.cli.configuring", "Print the control plane's settings in force, and whence."),
+    "completion": Verb("engine.cli.configuring", "Print the shell completion script for SHELL."),
+}
+
+
+class Verbs(click.Group):
+    """The group of ``VERBS``: a verb's module is imported when the verb is looked up, and its summary is the
+    command's short help, so the help screen needs no module of any verb."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*VERBS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in VERBS:
+            importlib.import_module(VERBS[cmd_name].module)
+        return self.commands.get(cmd_name)
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        verb = VERBS.get(name or cmd.name or "")
+        if verb is not None:
+            cmd.short_help = verb.summary
+        super().add_command(cmd, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, VERBS[name].summary) for name in sorted(VERBS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=Verbs, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fleetrules")
 @click.option(
     "--config",
@@ -54,7 +107,7 @@ def main(ctx: click.Context, config_path: str | None) -> None:
     gc.set_threshold(*THRESHOLDS)  # the process is ours: rendering and reviews collect less too (engine.collector)
     if ctx.invoked_subcommand == "lsp":
         return  # an editor's server reads no config file
-    from engine.failover.config import Config, find, load
+    from engine.karmada.config import Config, find, load
 
     path = Path(config_path) if config_path is not None else find(Path.cwd())
     if config_path is not None and not Path(config_path).is_file():
@@ -205,6 +258,8 @@ def progress(total: int, label: str) -> contextlib.AbstractContextManager[Callab
 
 
 def package_version() -> str:
+    import importlib.metadata  # only here: 30 ms of every start otherwise
+
     try:
         return importlib.metadata.version("fleetrules")
     except importlib.metadata.PackageNotFoundError:

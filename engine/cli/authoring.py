@@ -12,14 +12,14 @@ from pathlib import Path
 
 import click
 
-from engine.check.rules import load_rule_set
+from engine.checker.rules import load_rule_set
 from engine.cli import inputs, options
 from engine.cli.app import EXIT_PROBLEMS, EXIT_USAGE, guarded, main, package_version, say
 from engine.cli.formats import CHECK, Checked
 from engine.cli.output import replace_file
 from engine.errors import Diagnostic, FleetrulesError, render
-from engine.failover.controllers import gate_notes
 from engine.inputs.files import MAX_FILE_BYTES, display_path, expand, read_source
+from engine.karmada.notes import gate_notes
 from engine.render.karmada import policies_yaml
 from engine.syntax.ast import File
 from engine.syntax.fmt import format_file

@@ -9,10 +9,9 @@ from typing import Any
 import click
 
 from engine.cli import options
-from engine.cli.app import guarded, main
+from engine.cli.app import CONTROLLER_ENV, guarded, main
 from engine.cli.formats import CONFIG, Configured
-from engine.cli.options import CONTROLLER_ENV
-from engine.failover.controllers import KARMADA_GATES, Controllers
+from engine.karmada.gates import KARMADA_GATES, Controllers
 from engine.kube import featuregate
 from engine.syntax.schema import KARMADA_VERSION
 

@@ -10,11 +10,10 @@ import click
 from engine.cli import inputs, options
 from engine.cli.app import EXIT_PROBLEMS, guarded, main, package_version, progress, say, stream, warn
 from engine.cli.formats import EVAL, SIMULATE, Evaluated, Simulated
-from engine.cli.output import write_report
+from engine.cli.output import html_page, write_report
 from engine.errors import UsageError, did_you_mean
-from engine.evaluate import evaluate
-from engine.evaluate import simulate as run_simulation
-from engine.render.report import report_html
+from engine.pipeline import evaluate
+from engine.pipeline import simulate as run_simulation
 from engine.render.results import explain_text
 from engine.render.timeline import TimelineWriter
 from engine.results import Result
@@ -66,7 +65,7 @@ def eval_command(
     gates = options.gates(fail_on, list(EVAL_GATES))
     result = inputs.evaluated(rules, facts, now, reschedule, explanations=False)
     groups = inputs.cluster_groups()
-    write_report(report_path, lambda: report_html(package_version(), result=result, groups=groups))
+    write_report(report_path, lambda: html_page(package_version(), result=result, groups=groups))
     EVAL.write(output, Evaluated(result, rejections == "all"))
     if any(EVAL_GATES[g](result) for g in gates):
         sys.exit(EXIT_PROBLEMS)
@@ -123,7 +122,7 @@ def simulate(rules: Sequence[str], facts: Sequence[str], events: str, output: st
         stream([writer.end()])
         return
     initial = {b.key: b.cluster_names for b in loaded.bindings}
-    write_report(report_path, lambda: report_html(package_version(), timeline=(entries, start, initial)))
+    write_report(report_path, lambda: html_page(package_version(), timeline=(entries, start, initial)))
     SIMULATE.write(output, Simulated(entries, start))
 
 
@@ -162,6 +161,6 @@ def report(
         changes = compare(old, result, 0)
     groups = inputs.cluster_groups()
     write_report(
-        report_path, lambda: report_html(package_version(), result, timeline, changes, groups=groups), "-o/--output"
+        report_path, lambda: html_page(package_version(), result, timeline, changes, groups=groups), "-o/--output"
     )
     say(f"wrote {report_path}", err=True)

@@ -11,23 +11,20 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
 from engine.cli.app import stream
 from engine.errors import Diagnostic, render
-from engine.render import diff as diff_render
-from engine.render import resilience as resilience_render
 from engine.render.results import json_chunks, jsonl_chunks, text_chunks, yaml_chunks
-from engine.render.sarif import check_sarif, diff_sarif, test_sarif
-from engine.render.tests import junit
-from engine.render.tests import text as test_text
 from engine.render.timeline import TimelineWriter
 from engine.results import Entry, Result
-from engine.review.diff import Diff
-from engine.review.resilience import Change, Impact
-from engine.review.testing import Report
+
+if TYPE_CHECKING:  # the renderers of the other verbs' answers are imported where one is written
+    from engine.review.diff import Diff
+    from engine.review.resilience import Change, Impact
+    from engine.review.testing import Report
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,6 +109,12 @@ def _check_text(c: Checked) -> Iterator[str]:
     return (render(d, c.sources) + "\n" for d in c.diagnostics)
 
 
+def _check_sarif(c: Checked) -> str:
+    from engine.render.sarif import check_sarif
+
+    return check_sarif(c.diagnostics, c.version)
+
+
 CHECK = _register(
     Formats[Checked](
         "check",
@@ -119,7 +122,7 @@ CHECK = _register(
             "text": _check_text,
             "json": _check_json,
             "github": lambda c: (_github_annotation(d) + "\n" for d in c.diagnostics),
-            "sarif": lambda c: check_sarif(c.diagnostics, c.version),
+            "sarif": _check_sarif,
         },
         flags=("-o", "--output", "--format"),  # --format: its first name, kept
         dest="output_format",
@@ -174,14 +177,27 @@ class Compared:
     every_cluster: bool = False  # --rejections all
 
 
+def _diff(c: Compared, name: str) -> str:
+    from engine.render import diff as diff_render
+    from engine.render.sarif import diff_sarif
+
+    if name == "text":
+        return diff_render.to_text(c.result, c.every_cluster)
+    if name == "json":
+        return diff_render.to_json(c.result, c.every_cluster)
+    if name == "markdown":
+        return diff_render.to_markdown(c.result)
+    return diff_sarif(c.result, c.gates, c.version)
+
+
 DIFF = _register(
     Formats[Compared](
         "diff",
         {
-            "text": lambda c: diff_render.to_text(c.result, c.every_cluster),
-            "json": lambda c: diff_render.to_json(c.result, c.every_cluster),
-            "markdown": lambda c: diff_render.to_markdown(c.result),
-            "sarif": lambda c: diff_sarif(c.result, c.gates, c.version),
+            "text": lambda c: _diff(c, "text"),
+            "json": lambda c: _diff(c, "json"),
+            "markdown": lambda c: _diff(c, "markdown"),
+            "sarif": lambda c: _diff(c, "sarif"),
         },
     )
 )
@@ -197,18 +213,24 @@ class Swept:
 
 
 def _resilience_text(s: Swept) -> str:
+    from engine.render import resilience as resilience_render
+
     if s.changes is not None:
         return resilience_render.changes_text(s.changes)
     return resilience_render.to_text(s.impacts, s.top)
 
 
 def _resilience_json(s: Swept) -> str:
+    from engine.render import resilience as resilience_render
+
     if s.changes is not None:
         return resilience_render.changes_json(s.changes)
     return resilience_render.to_json(s.impacts)
 
 
 def _resilience_markdown(s: Swept) -> str:
+    from engine.render import resilience as resilience_render
+
     if s.changes is not None:
         return resilience_render.changes_markdown(s.changes)
     return resilience_render.to_markdown(s.impacts, s.top)
@@ -216,6 +238,8 @@ def _resilience_markdown(s: Swept) -> str:
 
 def _resilience_sarif(s: Swept) -> str:
     """The scenarios as SARIF results; with --base, the changed ones as the new rules have them."""
+    from engine.render import resilience as resilience_render
+
     impacts = s.impacts if s.changes is None else [c.new for c in s.changes]
     return resilience_render.to_sarif(impacts, s.version)
 
@@ -240,13 +264,24 @@ class Tested:
     version: str
 
 
+def _test(t: Tested, name: str) -> str:
+    from engine.render import tests as tests_render
+    from engine.render.sarif import test_sarif
+
+    if name == "text":
+        return tests_render.text(t.report)
+    if name == "junit":
+        return tests_render.junit(t.report)
+    return test_sarif(t.report, t.version)
+
+
 TEST = _register(
     Formats[Tested](
         "test",
         {
-            "text": lambda t: test_text(t.report),
-            "junit": lambda t: junit(t.report),
-            "sarif": lambda t: test_sarif(t.report, t.version),
+            "text": lambda t: _test(t, "text"),
+            "junit": lambda t: _test(t, "junit"),
+            "sarif": lambda t: _test(t, "sarif"),
         },
         flags=("-o", "--output", "--format"),  # --format: its first name, kept
         dest="output_format",

@@ -11,12 +11,12 @@ from typing import Any, TypeVar
 
 import click
 
-from engine.cli.app import CONFIG_KEY
+from engine.cli.app import CONFIG_KEY, CONTROLLER_ENV
 from engine.errors import Diagnostic, UsageError, warning
-from engine.evaluate import evaluation_time
-from engine.failover.config import Config, split_flags
-from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.inputs.facts import Facts
+from engine.karmada.config import Config, split_flags
+from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
+from engine.pipeline import evaluation_time
 from engine.syntax.schema import KARMADA_VERSION, KARMADA_VERSIONS, karmada_version
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,7 +78,6 @@ def roots() -> tuple[str, ...]:
 
 
 _CONTROLLERS_KEY = "fleetrules.controllers"
-CONTROLLER_ENV = "FLEETRULES_CONTROLLER"
 
 
 def config() -> Config:

@@ -9,10 +9,24 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from engine.errors import UsageError
+
+if TYPE_CHECKING:
+    from engine.render import report
+
+    html_page = report.report_html
+else:
+
+    def html_page(*args: Any, **kwargs: Any) -> str:
+        """engine.render.report.report_html, imported when a page is written: the templates, the sweep's
+        and the diff's renderers stay unloaded for a verb run without --report."""
+        from engine.render.report import report_html
+
+        return report_html(*args, **kwargs)
 
 
 def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:

@@ -14,12 +14,11 @@ import click
 from engine.cli import inputs, options
 from engine.cli.app import EXIT_PROBLEMS, guarded, main, package_version, progress, say, warn
 from engine.cli.formats import DIFF, RESILIENCE, TEST, Compared, Swept, Tested
-from engine.cli.output import write_report
+from engine.cli.output import html_page, write_report
 from engine.errors import UsageError, warning
-from engine.evaluate import evaluate
-from engine.failover.controllers import gate_notes
 from engine.inputs.rules import RuleSet
-from engine.render.report import report_html
+from engine.karmada.notes import gate_notes
+from engine.pipeline import evaluate
 from engine.review.diff import CATEGORIES, compare
 from engine.review.resilience import (
     FAILURES,
@@ -90,7 +89,7 @@ def diff_command(
         text = _renamed(text, f"{tmp}/", f"{base_ref}:", output in ("json", "sarif"))
     write_report(
         report_path,
-        lambda: report_html(
+        lambda: html_page(
             package_version(),
             result=new,
             diff=result,
@@ -206,7 +205,7 @@ def resilience(
     new = run(rule_set, "scenarios", True)
     write_report(
         report_path,
-        lambda: report_html(
+        lambda: html_page(
             package_version(), resilience=new, title="fleetrules: resilience", groups=inputs.cluster_groups()
         ),
     )

@@ -20,7 +20,7 @@ from engine.syntax import ast
 from engine.syntax.schema import BUILTIN_FACTS, MEMBER, FieldType
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\.([^{}\s]+)\}")
-# Facts whose negation is only sound under the engine's placement protocol (see engine.evaluate).
+# Facts whose negation is only sound under the engine's placement protocol (see engine.pipeline).
 _CHANGING = ("placement", "scheduled")
 
 

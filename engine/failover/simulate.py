@@ -19,12 +19,10 @@ from engine.compile import encoding, ir
 from engine.errors import Diagnostic, FactError, warning
 from engine.failover.controllers import (
     APPLICATION_FAILOVER,
-    DEFAULT_CONTROLLERS,
     TAINT_EVICTION_RETRY,
     TAINT_MANAGER_RULES,
     Bindings,
     Clusters,
-    Controllers,
     Failover,
     RuleEviction,
     World,
@@ -32,7 +30,6 @@ from engine.failover.controllers import (
     binding_controller,
     comparison_horizon,
     fail_over,
-    failover_gate_notes,
     failover_of,
     graceful_eviction,
     label_problems,
@@ -57,6 +54,8 @@ from engine.inputs.facts import (
     scheduling_taints,
 )
 from engine.inputs.matching import taint_by_policies, taint_changes
+from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
+from engine.karmada.notes import failover_gate_notes
 from engine.kube.interpreter import health_hook
 from engine.results import BindingState, Entry, EntryKind, Eviction, Placement
 from engine.schedule.reschedule import is_workload, requeued, waits_for_the_workload

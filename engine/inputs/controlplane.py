@@ -17,7 +17,7 @@ from typing import Any
 
 NAMESPACE = "karmada-system"
 COMPONENTS = {"karmada-controller-manager": "karmadaControllerManager", "karmada-scheduler": "karmadaScheduler"}
-# the control plane's flags fleetrules models (engine.failover.controllers.Controllers reads them)
+# the control plane's flags fleetrules models (engine.karmada.gates.Controllers reads them)
 MODELLED_FLAGS = (
     "enable-no-execute-taint-eviction",
     "no-execute-taint-eviction-purge-mode",

@@ -310,7 +310,7 @@ class Facts:
     # the ClusterTaintPolicies, in the order their controller applies them (by creationTimestamp, then name)
     taint_policies: tuple[TaintPolicy, ...] = ()
     # the clusters as the snapshot shows them, when its ClusterTaintPolicies changed their taints (the policies'
-    # controller runs only with the Failover feature gate on: engine.evaluate.scheduler_for); else ()
+    # controller runs only with the Failover feature gate on: engine.pipeline.scheduler_for); else ()
     shown_clusters: tuple[Cluster, ...] = ()
     # the Kubernetes PriorityClasses' values, by name (a policy's schedulePriority reads them)
     priority_classes: Mapping[str, int] = field(default_factory=dict)

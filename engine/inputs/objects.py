@@ -845,7 +845,7 @@ class FactSet:
         and whenever a cluster's conditions change): a control plane's dump already shows its taints, and then
         nothing changes; a taint it adds is stamped with the latest transition of the conditions the policies
         read (the change that made the controller act). What changed is said where the Failover gate, which
-        starts the controller, is known (engine.failover.controllers.scheduling_gate_notes)."""
+        starts the controller, is known (engine.karmada.notes.scheduling_gate_notes)."""
         read = {m.type for p in policies for m in (*p.add_on, *p.remove_on)}
         out = {}
         for name, cluster in self.clusters.items():

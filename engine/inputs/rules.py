@@ -1,4 +1,4 @@
-"""Rule files and directories → parsed files, following includes (checking is engine.check).
+"""Rule files and directories → parsed files, following includes (checking is engine.checker).
 
 Directories contribute their ``*.fr`` files in sorted order, so the same tree gives the same rule
 set whatever order the paths are named in. Includes are resolved relative to the including file,

@@ -32,12 +32,12 @@ from typing import Any
 
 from engine.collector import with_fewer_collections
 from engine.errors import NO_SPAN, UsageError, listed
-from engine.evaluate import scheduler_for
-from engine.failover.controllers import DEFAULT_CONTROLLERS, Controllers
 from engine.failover.simulate import Simulator, fleet_state
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts, parse_time
 from engine.inputs.rules import RuleSet
+from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
+from engine.pipeline import scheduler_for
 from engine.results import Entry, EntryKind
 from engine.schedule.dependencies import dependency_keys
 

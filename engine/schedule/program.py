@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from engine import backend
-from engine.check.rules import builtin_files
+from engine.checker.rules import builtin_files
 from engine.compile.program import compile_program
 from engine.errors import Span
 from engine.syntax import ast

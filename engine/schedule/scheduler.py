@@ -92,14 +92,14 @@ class Scheduler:
         # the WorkloadAffinity gate: off, the detector records no groups on bindings (pkg/detector/detector.go)
         # and the scheduler's indexer keeps none (pkg/scheduler/indexer.go), so no workload term acts
         self.workload_affinity = workload_affinity
-        self.gate_warnings: list[Diagnostic] = []  # what a feature gate off turns off (engine.evaluate.scheduler_for)
+        self.gate_warnings: list[Diagnostic] = []  # what a feature gate off turns off (engine.pipeline.scheduler_for)
         # the clusters the snapshot shows about to change (the cluster controller's taints, a ClusterTaintPolicy's):
         # each requeues the bindings its affinity matches (engine.schedule.reschedule.requeued)
         self.changed_clusters: tuple[Cluster, ...] = ()
-        self.priority_based = True  # the PriorityBasedScheduling gate (engine.evaluate.scheduler_for)
+        self.priority_based = True  # the PriorityBasedScheduling gate (engine.pipeline.scheduler_for)
         # the bindings the dependencies distributor made (engine.schedule.dependencies): not the scheduler's
         self.attached_keys: frozenset[str] = frozenset()
-        # the templates the detector never binds (engine.schedule.detector, by engine.evaluate.scheduler_for)
+        # the templates the detector never binds (engine.schedule.detector, by engine.pipeline.scheduler_for)
         self.not_propagated: tuple[NotPropagated, ...] = ()
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)

@@ -8,8 +8,8 @@ from functools import cache
 from importlib.resources import files as files_of
 from pathlib import Path
 
-from engine.check.limits import limit_problems
-from engine.check.semantic import check
+from engine.checker.limits import limit_problems
+from engine.checker.semantic import check
 from engine.errors import Diagnostic, RuleError
 from engine.inputs.files import Paths
 from engine.inputs.rules import RuleSet, read_rule_files

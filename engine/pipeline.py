@@ -9,17 +9,12 @@ from dataclasses import replace
 
 from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, UsageError
-from engine.failover.controllers import (
-    DEFAULT_CONTROLLERS,
-    Controllers,
-    changed_clusters,
-    cluster_controller_note,
-    scheduling_gate_notes,
-)
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
 from engine.inputs.rules import RuleSet
+from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
+from engine.karmada.notes import changed_clusters, cluster_controller_note, scheduling_gate_notes
 from engine.results import Entry, Eviction, Result
 from engine.schedule.dependencies import distribute
 from engine.schedule.detector import detected, unbuilt_bindings

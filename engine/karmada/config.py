@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import Diagnostic, FleetrulesError, Span, error
-from engine.failover.controllers import Controllers
 from engine.inputs.files import display_path
 from engine.inputs.yaml import load_file
+from engine.karmada.gates import Controllers
 from engine.syntax.schema import karmada_version
 
 CONFIG_NAME = ".fleetrules.yaml"
