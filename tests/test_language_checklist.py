@@ -102,6 +102,9 @@ def test_each_place_knows_the_statement(kind: type[ast.Node]) -> None:
         or named.search(_source("checker/semantic.py")) is not None,
         "the YAML converter (inputs/policies.py)": not entry.yaml
         or named.search(_source("inputs/policies.py")) is not None,
+        "the converter to YAML (render/karmada.py)": not entry.yaml
+        or kind in READ_THROUGH
+        or named.search(_source("render/karmada.py")) is not None,
         "what evaluates it": kind in READ_THROUGH
         or any(named.search(_source(m)) is not None for m in entry.evaluated_by),
         "the editor grammar": re.search(rf"\b{entry.keyword}\b", EDITOR) is not None,
@@ -116,3 +119,49 @@ def test_the_checklist_can_fail() -> None:
     named = re.compile(r"\bast\.NoSuchStatement\b")
     assert named.search(_source("syntax/fmt.py")) is None
     assert re.search(r"^\??no_such_rule:|-> no_such_rule\b", GRAMMAR, re.M) is None
+
+
+def test_the_formatters_statements_are_every_statement() -> None:
+    """ast.Statement (what the formatter prints, and the places below match on) is every statement of the unions."""
+    unions = set().union(
+        *(_members(u) for u in (ast.PolicyStmt, ast.SelectStmt, ast.ClusterStmt, ast.FailoverStmt, ast.Item))
+    )
+    assert _members(ast.Statement) == unions | {ast.Overflow}
+
+
+# the places that act on every statement, expression or action of a kind: each match over the AST's classes ends in
+# ``case _: assert_never(...)``, so that mypy (in CI) fails when a class is added to a union and a place forgets it
+DISPATCH = ("syntax/fmt.py", "checker/semantic.py", "compile/rules.py", "render/karmada.py", "schedule/reschedule.py")
+
+
+def _open_matches(source: str) -> list[int]:
+    """The lines of the ``match`` statements over ``ast.`` classes whose last case is not ``assert_never``."""
+    import ast as python
+
+    found = []
+    for node in python.walk(python.parse(source)):
+        if not isinstance(node, python.Match):
+            continue
+        classes = [c.pattern for c in node.cases if isinstance(c.pattern, (python.MatchClass, python.MatchOr))]
+        if not any("ast." in python.unparse(c) for c in classes):
+            continue
+        last = node.cases[-1]
+        wildcard = isinstance(last.pattern, python.MatchAs) and last.pattern.pattern is None
+        # or the rest handed to a function typed to take only the rest (the printer's leaves: fmt._leaf, itself
+        # exhaustive over ast.Leaf), which mypy holds the same way
+        body = "\n".join(python.unparse(b) for b in last.body) if wildcard else ""
+        if "assert_never(" not in body and "_leaf(" not in body:
+            found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("module", DISPATCH)
+def test_every_dispatch_over_the_ast_is_exhaustive(module: str) -> None:
+    source = _source(module)
+    assert "assert_never" in source, f"{module} dispatches on no statement"
+    assert _open_matches(source) == [], f"{module}: a match over the AST that mypy cannot hold exhaustive"
+
+
+def test_the_exhaustiveness_check_can_fail() -> None:
+    source = "def f(s):\n    match s:\n        case ast.Priority():\n            pass\n"
+    assert _open_matches(source) == [2]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import assert_never
 
 from engine.errors import Diagnostic, Span, UsageError, did_you_mean, error, expect, warning
 from engine.kube import jsonpath
@@ -42,6 +44,25 @@ GO_DURATION_SECONDS = INT64_MAX // 1_000_000_000  # the longest time.Duration in
 
 def _one_of(choices: Sequence[str]) -> str:
     return ", ".join(choices)
+
+
+# the statements a policy has at most one of, and what a second one is told
+_ONE_PER_POLICY: dict[type[ast.PolicyStmt], str] = {
+    ast.Priority: "duplicate priority; a policy has one",
+    ast.Preemption: "duplicate preemption; a policy has one",
+    ast.Activation: "duplicate activation; a policy has one",
+    ast.SchedulePriority: "duplicate 'priority class'; a policy has one",
+    ast.PropagateDeps: "duplicate 'propagate dependencies'; a policy has one",
+    ast.Replicas: "duplicate replicas statement; a policy has one",
+}
+
+
+@dataclass
+class _Seen:
+    """What a policy's statements before the one checked held: its tolerations and its failover blocks' kinds."""
+
+    tolerations: set[ast.Toleration] = field(default_factory=set)
+    failovers: set[str] = field(default_factory=set)
 
 
 class _Checker:
@@ -111,69 +132,58 @@ class _Checker:
 
     # ------------------------------------------------------------ policies
     def policy(self, policy: ast.Policy) -> None:
-        selects = policy.of_type(ast.Select)
-        if not selects:
+        if not policy.of_type(ast.Select):
             self.err(f"policy '{policy.name.value}' has no select block, so it matches no workload", policy.name.span)
         self.policy_name(policy)
-        for select in selects:
-            assert isinstance(select, ast.Select)
-            self.select(select)
-            others = [w for w in select.values(ast.SelectField.NAMESPACE) if w.value != policy.namespace]
-            if policy.namespace is not None and others:  # pkg/util/validation validateResourceSelectors
-                message = "namespace of resource selector must be the same as the namespace of the policy"
-                self.err(f"{message} ({policy.namespace}, not '{others[0].value}')", others[0].span)
-        priorities = policy.of_type(ast.Priority)
-        for extra in priorities[1:]:
-            self.err("duplicate priority; a policy has one", extra.span)
-        for priority in priorities:
-            assert isinstance(priority, ast.Priority)
-            if not -(2**31) <= priority.value.value <= INT32_MAX:
-                self.err("priority must fit a 32-bit integer (spec.priority is an int32)", priority.span)
-        for kind, label, modes in (
-            (ast.Preemption, "preemption", ast.PREEMPTION_MODES),
-            (ast.Activation, "activation", ast.ACTIVATION_MODES),
-        ):
-            found = policy.of_type(kind)
-            for extra in found[1:]:
-                self.err(f"duplicate {label}; a policy has one", extra.span)
-            for stmt in found:
-                assert isinstance(stmt, (ast.Preemption, ast.Activation))
-                self.enum(stmt.mode, label, tuple(modes))
-        classes = policy.of_type(ast.SchedulePriority)
-        for extra in classes[1:]:
-            self.err("duplicate 'priority class'; a policy has one", extra.span)
-        for stmt in classes:
-            assert isinstance(stmt, ast.SchedulePriority)
-            self.problems(stmt.class_name, "priority class name", k8s.dns1123_subdomain_problems(stmt.class_name.value))
-        propagates = policy.of_type(ast.PropagateDeps)
-        for extra in propagates[1:]:
-            self.err("duplicate 'propagate dependencies'; a policy has one", extra.span)
-        for stmt in propagates:
-            assert isinstance(stmt, ast.PropagateDeps)
-            self.enum(stmt.what, "propagate", ("dependencies",))
+        for kind, duplicate in _ONE_PER_POLICY.items():
+            for extra in policy.of_type(kind)[1:]:
+                self.err(duplicate, extra.span)
+        seen = _Seen()
+        for stmt in policy.statements:
+            self.statement(policy, stmt, seen)
+        # the statements checked together
         self.cluster_affinities([s for s in policy.statements if isinstance(s, ast.ClusterAffinity)])
         self.overflow(policy)
-        seen_tolerations: set[ast.Toleration] = set()
-        for stmt in policy.statements:
-            if isinstance(stmt, ast.Toleration):
-                if stmt in seen_tolerations:
-                    self.warn("duplicate toleration", stmt.span)
-                seen_tolerations.add(stmt)
-                self.toleration(stmt)
         self.spreads([s for s in policy.statements if isinstance(s, ast.Spread)])
-        replicas = [s for s in policy.statements if isinstance(s, ast.Replicas)]
-        for extra in replicas[1:]:
-            self.err("duplicate replicas statement; a policy has one", extra.span)
-        for stmt in replicas[:1]:
+        for stmt in [s for s in policy.statements if isinstance(s, ast.Replicas)][:1]:
             self.replicas(stmt, any(isinstance(s, ast.Spread) for s in policy.statements))
         self.workload_terms([s for s in policy.statements if isinstance(s, ast.WorkloadTerm)])
-        failovers: dict[str, ast.Failover] = {}
-        for stmt in policy.statements:
-            if isinstance(stmt, ast.Failover):
-                if stmt.kind.value in failovers:
+
+    def statement(self, policy: ast.Policy, stmt: ast.PolicyStmt, seen: _Seen) -> None:
+        """One statement of ``policy`` on its own (``seen``: the tolerations and failover blocks before it)."""
+        match stmt:
+            case ast.Select():
+                self.select(stmt)
+                others = [w for w in stmt.values(ast.SelectField.NAMESPACE) if w.value != policy.namespace]
+                if policy.namespace is not None and others:  # pkg/util/validation validateResourceSelectors
+                    message = "namespace of resource selector must be the same as the namespace of the policy"
+                    self.err(f"{message} ({policy.namespace}, not '{others[0].value}')", others[0].span)
+            case ast.Priority():
+                if not -(2**31) <= stmt.value.value <= INT32_MAX:
+                    self.err("priority must fit a 32-bit integer (spec.priority is an int32)", stmt.span)
+            case ast.Preemption():
+                self.enum(stmt.mode, "preemption", tuple(ast.PREEMPTION_MODES))
+            case ast.Activation():
+                self.enum(stmt.mode, "activation", tuple(ast.ACTIVATION_MODES))
+            case ast.SchedulePriority():
+                problems = k8s.dns1123_subdomain_problems(stmt.class_name.value)
+                self.problems(stmt.class_name, "priority class name", problems)
+            case ast.PropagateDeps():
+                self.enum(stmt.what, "propagate", ("dependencies",))
+            case ast.Toleration():
+                if stmt in seen.tolerations:
+                    self.warn("duplicate toleration", stmt.span)
+                seen.tolerations.add(stmt)
+                self.toleration(stmt)
+            case ast.Failover():
+                if stmt.kind.value in seen.failovers:
                     self.err(f"duplicate 'failover {stmt.kind.value}' block", stmt.kind.span)
-                failovers[stmt.kind.value] = stmt
+                seen.failovers.add(stmt.kind.value)
                 self.failover(stmt)
+            case ast.ClusterAffinity() | ast.Spread() | ast.Replicas() | ast.WorkloadTerm():
+                pass  # checked together, by ``policy``
+            case _:
+                assert_never(stmt)
 
     def policy_name(self, policy: ast.Policy) -> None:
         """``NAMESPACE/NAME`` names a PropagationPolicy, ``NAME`` a ClusterPropagationPolicy."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from engine.compile import ir
 from engine.compile.encoding import Symbols, derived_prop
@@ -93,7 +93,10 @@ class _RuleCompiler:
             case ast.Member():
                 cond = self.membership(expr, own)
                 return ir.negate(cond) if expr.negated else cond
-        raise CompileError("this is not a condition (a comparison, membership or true/false)", expr.span)
+            case ast.Literal() | ast.ListExpr():
+                raise CompileError("this is not a condition (a comparison, membership or true/false)", expr.span)
+            case _:
+                assert_never(expr)
 
     def compare(self, expr: ast.Compare, own: str) -> ir.Cond:
         left, right = self.operand(expr.left, own), self.operand(expr.right, own)
@@ -232,7 +235,8 @@ class _RuleCompiler:
                 for assignment in action.fields:
                     fields.append((derived_prop(assignment.name.value), self.value(assignment.value)))
                 return ir.Derive(action.fact_type.value, tuple(fields))
-        raise AssertionError(action)
+            case _:
+                assert_never(action)
 
     def value(self, expr: ast.Expr) -> ValueExpr:
         if isinstance(expr, ast.Literal):

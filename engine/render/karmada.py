@@ -9,7 +9,7 @@ selects by kind, a resourceSelector needs both).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 import yaml
 
@@ -82,13 +82,16 @@ class _Writer:
     def affinity(self, statements: Sequence[ast.ClusterStmt]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for s in statements:
-            if isinstance(s, ast.ClusterList):
-                field = "clusterNames" if s.field is ast.ClusterField.NAMES else "exclude"
-                out[field] = [*out.get(field, []), *(w.value for w in s.values)]
-            elif s.field is ast.ClusterField.LABELS:
-                out["labelSelector"] = self.selector(s.selector)
-            else:
-                out["fieldSelector"] = self.selector(s.selector, fields=True)
+            match s:
+                case ast.ClusterList():
+                    field = "clusterNames" if s.field is ast.ClusterField.NAMES else "exclude"
+                    out[field] = [*out.get(field, []), *(w.value for w in s.values)]
+                case ast.ClusterSelector() if s.field is ast.ClusterField.LABELS:
+                    out["labelSelector"] = self.selector(s.selector)
+                case ast.ClusterSelector():
+                    out["fieldSelector"] = self.selector(s.selector, fields=True)
+                case _:
+                    assert_never(s)
         # in the order of Karmada's ClusterAffinity struct
         return {k: out[k] for k in ("labelSelector", "fieldSelector", "clusterNames", "exclude") if k in out}
 
@@ -134,16 +137,31 @@ class _Writer:
     def failover(self, block: ast.Failover) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for s in block.statements:
-            if isinstance(s, ast.FailoverToleration):
-                out["decisionConditions"] = {"tolerationSeconds": s.duration.seconds}
-            elif isinstance(s, ast.Purge):
-                out["purgeMode"] = s.mode.value
-            elif isinstance(s, ast.Grace):
-                out["gracePeriodSeconds"] = s.duration.seconds
-            else:
-                rules = out.setdefault("statePreservation", {"rules": []})["rules"]
-                rules.append({"aliasLabelName": s.alias.value, "jsonPath": s.json_path.value})
+            match s:
+                case ast.FailoverToleration():
+                    out["decisionConditions"] = {"tolerationSeconds": s.duration.seconds}
+                case ast.Purge():
+                    out["purgeMode"] = s.mode.value
+                case ast.Grace():
+                    out["gracePeriodSeconds"] = s.duration.seconds
+                case ast.Preserve():
+                    rules = out.setdefault("statePreservation", {"rules": []})["rules"]
+                    rules.append({"aliasLabelName": s.alias.value, "jsonPath": s.json_path.value})
+                case _:
+                    assert_never(s)
         return out
+
+    def cluster_affinity(self, s: ast.ClusterAffinity, placement: dict[str, Any]) -> None:
+        """``clusters { … }`` is placement.clusterAffinity; ``clusters NAME { … }`` one of clusterAffinities."""
+        if s.name is None:
+            placement["clusterAffinity"] = self.affinity(s.statements)
+            return
+        term = {"affinityName": s.name.value, **self.affinity(s.statements)}
+        if s.overflow:
+            term["overflowAffinities"] = [
+                {"affinityName": o.name.value, **self.affinity(o.statements)} for o in s.overflow
+            ]
+        placement.setdefault("clusterAffinities", []).append(term)
 
     def policy(self, policy: ast.Policy) -> dict[str, Any]:
         namespace, _, name = policy.name.value.rpartition("/")
@@ -152,48 +170,44 @@ class _Writer:
         placement: dict[str, Any] = {}
         failover: dict[str, Any] = {}
         for s in policy.statements:
-            if isinstance(s, ast.Priority):
-                spec["priority"] = s.value.value
-            elif isinstance(s, ast.SchedulePriority):
-                spec["schedulePriority"] = {
-                    "priorityClassSource": "KubePriorityClass",
-                    "priorityClassName": s.class_name.value,
-                }
-            elif isinstance(s, ast.Preemption):
-                spec["preemption"] = ast.PREEMPTION_MODES[s.mode.value]
-            elif isinstance(s, ast.Activation):
-                spec["activationPreference"] = ast.ACTIVATION_MODES[s.mode.value]
-            elif isinstance(s, ast.ClusterAffinity):
-                if s.name is None:
-                    placement["clusterAffinity"] = self.affinity(s.statements)
-                else:
-                    term = {"affinityName": s.name.value, **self.affinity(s.statements)}
-                    if s.overflow:
-                        term["overflowAffinities"] = [
-                            {"affinityName": o.name.value, **self.affinity(o.statements)} for o in s.overflow
-                        ]
-                    placement.setdefault("clusterAffinities", []).append(term)
-            elif isinstance(s, ast.Toleration):
-                placement.setdefault("clusterTolerations", []).append(_toleration(s))
-            elif isinstance(s, ast.Spread):
-                spread: dict[str, Any] = {"spreadByField": s.field.value}
-                if s.min_groups is not None:
-                    spread["minGroups"] = s.min_groups.value
-                if s.max_groups is not None:
-                    spread["maxGroups"] = s.max_groups.value
-                placement.setdefault("spreadConstraints", []).append(spread)
-            elif isinstance(s, ast.Replicas):
-                placement["replicaScheduling"] = self.replicas(s)
-            elif isinstance(s, ast.WorkloadTerm):
-                if s.preferred:
+            match s:
+                case ast.Select() | ast.PropagateDeps():
+                    pass  # resourceSelectors and propagateDeps, below
+                case ast.Priority():
+                    spec["priority"] = s.value.value
+                case ast.SchedulePriority():
+                    spec["schedulePriority"] = {
+                        "priorityClassSource": "KubePriorityClass",
+                        "priorityClassName": s.class_name.value,
+                    }
+                case ast.Preemption():
+                    spec["preemption"] = ast.PREEMPTION_MODES[s.mode.value]
+                case ast.Activation():
+                    spec["activationPreference"] = ast.ACTIVATION_MODES[s.mode.value]
+                case ast.ClusterAffinity():
+                    self.cluster_affinity(s, placement)
+                case ast.Toleration():
+                    placement.setdefault("clusterTolerations", []).append(_toleration(s))
+                case ast.Spread():
+                    spread: dict[str, Any] = {"spreadByField": s.field.value}
+                    if s.min_groups is not None:
+                        spread["minGroups"] = s.min_groups.value
+                    if s.max_groups is not None:
+                        spread["maxGroups"] = s.max_groups.value
+                    placement.setdefault("spreadConstraints", []).append(spread)
+                case ast.Replicas():
+                    placement["replicaScheduling"] = self.replicas(s)
+                case ast.WorkloadTerm() if s.preferred:
                     self.refuse(f"a preferred workload {s.keyword} term (a fleetrules extension)", s.span)
-                elif s.topology is not None:
+                case ast.WorkloadTerm() if s.topology is not None:
                     self.refuse(f"'within {s.topology.value}' (a fleetrules extension)", s.topology.span)
-                else:
+                case ast.WorkloadTerm():
                     field = "antiAffinity" if s.anti else "affinity"
                     placement.setdefault("workloadAffinity", {})[field] = {"groupByLabelKey": s.key.value}
-            elif isinstance(s, ast.Failover):
-                failover[s.kind.value] = self.failover(s)
+                case ast.Failover():
+                    failover[s.kind.value] = self.failover(s)
+                case _:
+                    assert_never(s)
         if "application" in failover or policy.of_type(ast.PropagateDeps):
             spec["propagateDeps"] = True  # `propagate dependencies`; the webhook requires it with application failover
         spec["resourceSelectors"] = self.resource_selectors(policy)

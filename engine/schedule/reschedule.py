@@ -12,6 +12,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import assert_never
 
 from engine.inputs.facts import Binding, Cluster
 from engine.inputs.matching import cluster_matches
@@ -186,9 +187,23 @@ class HeldPlacement:
 # the statements of spec.placement that Karmada has words for (fleetrules' preferred workload terms and
 # terms within a topology are not among them: they stay as the policy says)
 def _karmada_placement(stmt: ast.PolicyStmt) -> bool:
-    if isinstance(stmt, ast.WorkloadTerm):
-        return not stmt.preferred and stmt.topology is None
-    return isinstance(stmt, ast.ClusterAffinity | ast.Toleration | ast.Spread | ast.Replicas)
+    match stmt:
+        case ast.WorkloadTerm():
+            return not stmt.preferred and stmt.topology is None
+        case ast.ClusterAffinity() | ast.Toleration() | ast.Spread() | ast.Replicas():
+            return True
+        case (
+            ast.Select()
+            | ast.Priority()
+            | ast.SchedulePriority()
+            | ast.Preemption()
+            | ast.Activation()
+            | ast.PropagateDeps()
+            | ast.Failover()
+        ):
+            return False
+        case _:
+            assert_never(stmt)
 
 
 def held_placements(

@@ -438,6 +438,32 @@ class Include(Node):
 
 Item = Include | Policy | Rule
 
+# Every statement of the language, as the formatter prints it: a block holds statements, a leaf is one line. The
+# places that act on statements match on these unions and end in ``assert_never``, so that mypy names each place
+# a new statement is missing from (tests/test_language_checklist.py lists the places).
+Block = Policy | Select | ClusterAffinity | Overflow | Failover | Rule
+Leaf = (
+    Include
+    | SelectList
+    | SelectLabels
+    | ClusterList
+    | ClusterSelector
+    | Priority
+    | SchedulePriority
+    | Preemption
+    | Activation
+    | PropagateDeps
+    | Toleration
+    | Spread
+    | Replicas
+    | WorkloadTerm
+    | FailoverToleration
+    | Purge
+    | Grace
+    | Preserve
+)
+Statement = Block | Leaf
+
 
 @dataclass(frozen=True)
 class File(Node):

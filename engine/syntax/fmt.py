@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from typing import TypeVar, assert_never
 
 from engine.errors import expect
 from engine.syntax import ast
 from engine.syntax.parse import UNIT_SECONDS, keywords, parse
 
 INDENT = "  "
+N = TypeVar("N", bound=ast.Node)
 _BARE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\/-]*")
 _BARE_STEP = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -97,8 +99,8 @@ def expr(e: ast.Expr, parent: int = 0) -> str:
             text = "true" if b else "false"
         case ast.Literal(value=int() as n):
             text = str(n)
-        case ast.Literal(value=str() as s):
-            text = json.dumps(s, ensure_ascii=False)
+        case ast.Literal():
+            text = json.dumps(e.value, ensure_ascii=False)
         case ast.ListExpr():
             text = "[" + ", ".join(expr(i, 5) for i in e.items) + "]"
         case ast.Compare():
@@ -111,6 +113,8 @@ def expr(e: ast.Expr, parent: int = 0) -> str:
             joiner = " and " if isinstance(e, ast.And) else " or "
             # a nested operator of the same kind keeps its brackets: the parser flattens chains
             text = joiner.join(expr(o, level + 1) for o in e.operands)
+        case _:
+            assert_never(e)
     return f"({text})" if level < parent else text
 
 
@@ -131,6 +135,8 @@ def action(a: ast.Action) -> str:
             return f"derive {word(a.fact_type)}({fields})"
         case ast.Evict():
             return f"evict {a.binding.value} from {a.cluster.value} reason {word(a.reason)} {string(a.message)}"
+        case _:
+            assert_never(a)
 
 
 def toleration(t: ast.Toleration) -> str:
@@ -170,7 +176,7 @@ def replicas(node: ast.Replicas) -> str:
     return out
 
 
-def _leaf(node: ast.Node) -> str:
+def _leaf(node: ast.Leaf) -> str:
     """One-line statements; blocks are handled by the printer."""
     match node:
         case ast.Include():
@@ -211,7 +217,8 @@ def _leaf(node: ast.Node) -> str:
             return f"grace {duration(node.duration)}"
         case ast.Preserve():
             return f"preserve {word(node.alias)} = {string(node.json_path)}"
-    raise TypeError(f"not a one-line statement: {type(node).__name__}")
+        case _:
+            assert_never(node)
 
 
 class _Printer:
@@ -240,7 +247,7 @@ class _Printer:
         if self.comments and self.comments[0].span.line == line and self.lines:
             self.lines[-1] += f"  {self.comments.pop(0).text}".rstrip()
 
-    def statements(self, nodes: Sequence[ast.Node], depth: int, emit: Callable[[ast.Node, int], None]) -> None:
+    def statements(self, nodes: Sequence[N], depth: int, emit: Callable[[N, int], None]) -> None:
         indent = INDENT * depth
         previous_end = 0
         for index, node in enumerate(nodes):
@@ -252,27 +259,28 @@ class _Printer:
             emit(node, depth)
             previous_end = node.span.end_line
 
-    def node(self, node: ast.Node, depth: int) -> None:
-        indent = INDENT * depth
-        if isinstance(node, ast.Policy):
-            self.block(f"policy {word(node.name)}", node, node.statements, depth)
-        elif isinstance(node, ast.Select):
-            self.block("select", node, node.statements, depth)
-        elif isinstance(node, ast.ClusterAffinity):
-            head = "clusters" if node.name is None else f"clusters {word(node.name)}"
-            children = sorted((*node.statements, *node.overflow), key=lambda n: (n.span.line, n.span.column))
-            self.block(head, node, children, depth)
-        elif isinstance(node, ast.Overflow):
-            self.block(f"overflow {word(node.name)}", node, node.statements, depth)
-        elif isinstance(node, ast.Failover):
-            self.block(f"failover {word(node.kind)}", node, node.statements, depth)
-        elif isinstance(node, ast.Rule):
-            self.rule(node, depth)
-        else:
-            self.lines.append(indent + _leaf(node))
-            self.trailing_comment(node.span.end_line)
+    def node(self, node: ast.Statement, depth: int) -> None:
+        match node:
+            case ast.Policy():
+                self.block(f"policy {word(node.name)}", node, node.statements, depth)
+            case ast.Select():
+                self.block("select", node, node.statements, depth)
+            case ast.ClusterAffinity():
+                head = "clusters" if node.name is None else f"clusters {word(node.name)}"
+                children: list[ast.Statement] = [*node.statements, *node.overflow]
+                children.sort(key=lambda n: (n.span.line, n.span.column))
+                self.block(head, node, children, depth)
+            case ast.Overflow():
+                self.block(f"overflow {word(node.name)}", node, node.statements, depth)
+            case ast.Failover():
+                self.block(f"failover {word(node.kind)}", node, node.statements, depth)
+            case ast.Rule():
+                self.rule(node, depth)
+            case _:
+                self.lines.append(INDENT * depth + _leaf(node))
+                self.trailing_comment(node.span.end_line)
 
-    def block(self, head: str, node: ast.Node, children: Sequence[ast.Node], depth: int) -> None:
+    def block(self, head: str, node: ast.Node, children: Sequence[ast.Statement], depth: int) -> None:
         indent = INDENT * depth
         self.lines.append(f"{indent}{head} {{")
         self.trailing_comment(node.span.line)
