@@ -34,7 +34,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, assert_never
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -54,11 +54,12 @@ from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, FleetrulesError, Severity, Span
 from engine.inputs.files import display_path
-from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
+from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree, visible_conditions
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.karmada.notes import gate_notes
 from engine.syntax import ast
-from engine.syntax.fmt import format_source
+from engine.syntax.conditions import Conditions, calls, expand_rule
+from engine.syntax.fmt import expr, format_source
 from engine.syntax.parse import parse_partial
 from engine.syntax.schema import POLICY_SCOPE
 
@@ -195,9 +196,23 @@ def _scope(rule: ir.Rule, symbols: Symbols) -> str:
     return f"group of bindings alike in {read} (its own placements and clusters checked per binding)"
 
 
-def _rule_hover(rule: ast.Rule) -> str:
+def _condition_hover(condition: ast.Condition) -> str:
+    params = ", ".join(p.value for p in condition.params)
+    where = condition.span if condition.span.file.startswith("<builtin>") else "this file"
+    return "\n".join(
+        [
+            f"**condition {condition.name.value}({params})** ({where})",
+            "",
+            f"```fleetrules\n{expr(condition.body)}\n```",
+            "",
+            "A call is this condition with each parameter standing for the variable the call names.",
+        ]
+    )
+
+
+def _rule_hover(rule: ast.Rule, conditions: Conditions) -> str:
     symbols = Symbols()
-    compiled, problems = compile_rules([rule], symbols)
+    compiled, problems = compile_rules([expand_rule(rule, conditions)], symbols)
     lines = [f"**rule {rule.name.value}**"]
     if problems or not compiled:
         lines.append("")
@@ -232,10 +247,35 @@ def hover(uri: str, text: str, line: int, character: int) -> types.Hover | None:
     if tree is None:
         return None
     at = (line + 1, character + 1)
+    conditions = visible_conditions([tree])
     for item in tree.items:
-        if isinstance(item, (ast.Policy, ast.Rule)) and _contains(item.span, *at):
-            body = _policy_hover(item) if isinstance(item, ast.Policy) else _rule_hover(item)
-            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, body), _range(item.span))
+        if isinstance(item, ast.Include) or not _contains(item.span, *at):
+            continue
+        span: Span = item.span
+        match item:
+            case ast.Policy():
+                body = _policy_hover(item)
+            case ast.Condition():
+                body = _condition_hover(item)
+            case ast.Rule():
+                called = _call_at(item, conditions, at)
+                if called is not None:
+                    span, body = called[0].span, _condition_hover(called[1])
+                else:
+                    body = _rule_hover(item, conditions)
+            case _:
+                assert_never(item)
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, body), _range(span))
+    return None
+
+
+def _call_at(rule: ast.Rule, conditions: Conditions, at: tuple[int, int]) -> tuple[ast.Call, ast.Condition] | None:
+    """The call of a known condition under ``at`` in ``rule``, and the condition."""
+    for pattern in rule.patterns:
+        for call in calls(pattern.condition):
+            condition = conditions.get(call.name.value)
+            if condition is not None and _contains(call.span, *at):
+                return call, condition
     return None
 
 
@@ -248,6 +288,10 @@ def definition(uri: str, text: str, line: int, character: int, roots: Sequence[P
     tree, _ = parse_partial(text, uri)
     if tree is None:
         return None
+    for rule in tree.rules:  # a call: its condition, where this document defines it
+        called = _call_at(rule, {c.name.value: c for c in tree.conditions}, (line + 1, character + 1))
+        if called is not None:
+            return types.Location(uri, _range(called[1].name.span))
     allowed = rule_tree([path.parent], roots)
     for include in tree.includes:
         if _contains(include.span, line + 1, character + 1):

@@ -59,6 +59,7 @@ CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Include: Entry("include", "include", ("inputs/rules.py",), yaml=False),
     ast.Policy: Entry("policy", "policy", ("schedule/scheduler.py",)),
     ast.Rule: Entry("rule", "rule", ("compile/rules.py",), yaml=False),
+    ast.Condition: Entry("condition", "condition", ("syntax/conditions.py", "lsp.py"), yaml=False),
 }
 
 # read through what holds them, not by their class: a clusters block's overflow groups (ClusterAffinity.overflow,

@@ -204,7 +204,7 @@ def test_eval_builds_no_report_unless_asked(monkeypatch: pytest.MonkeyPatch, in_
     def refused(*_: object, **__: object) -> str:
         raise AssertionError("the report was built")
 
-    monkeypatch.setattr(engine.cli.evaluating, "report_html", refused)
+    monkeypatch.setattr(engine.cli.evaluating, "html_page", refused)
     assert _eval("examples/flink-ha/policy.fr", "--facts", "examples/flink-ha/facts").startswith("analytics/")
 
 

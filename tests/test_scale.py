@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.checker.rules import builtin_files
+from engine.checker.rules import builtin_rules
 from engine.compile.lift import lift
 from engine.compile.program import compile_rule_set
 from engine.schedule.views import Constant, Overlay, Subset
@@ -33,8 +33,7 @@ def lifted(rules: str, tmp_path: Path) -> dict[str, bool]:
     path = tmp_path / "r.fr"
     path.write_text(rules)
     rule_set = load_rules([path])
-    builtin = [r for f in builtin_files() for r in f.rules]
-    compilation = compile_rule_set(builtin, rule_set.policies, rule_set.rules)
+    compilation = compile_rule_set(builtin_rules(), rule_set.policies, rule_set.rules)
     assert not compilation.problems
     return {r.name: lift(r).scoped for r in compilation.rules}
 

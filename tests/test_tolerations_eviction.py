@@ -91,27 +91,33 @@ def test_cluster_eviction(tmp_path: Path, task_cluster: str, feasible: bool) -> 
 def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
     """Karmada's TaintToleration filter and its taint manager both call ToleratesTaint: the taint-toleration rule
     (rules/taint_toleration.fr) and the taint manager's rules (rules/taint_manager.fr: the untolerated taint's `not
-    cluster_toleration`, and the toleration whose seconds ran out against the taint's age) state it as the same
-    condition, and engine.failover.controllers.tolerates (which tolerations the taint manager uses) evaluates the
-    filter's. Editing one rule's test and not the others fails here."""
-    from engine.checker.rules import builtin_files
+    cluster_toleration`, and the toleration whose seconds ran out against the taint's age) use the library's one
+    condition `tolerates` (rules/tolerations.fr), no rule restates it, and engine.failover.controllers.tolerates
+    (which tolerations the taint manager uses) evaluates that condition, compiled as the rules have it."""
+    from engine.checker.rules import builtin_files, builtin_rules
     from engine.compile import ir
     from engine.compile.encoding import Symbols
     from engine.compile.rules import compile_rules
+    from engine.failover import controllers
+    from engine.syntax.conditions import calls
 
     names = ("taint-toleration", "taint-manager", "taint-manager-toleration-seconds")
-    sources = [r for f in builtin_files() for r in f.rules if r.name.value in names]
-    compiled, problems = compile_rules(sources, Symbols(), builtin=True)
+    written = [r for f in builtin_files() for r in f.rules if r.name.value in names]
+    assert [[c.name.value for p in r.patterns for c in calls(p.condition)] for r in written] == [["tolerates"]] * 3
+    restated = [r.name.value for f in builtin_files() for r in f.rules if '"Exists"' in repr(r)]
+    assert restated == [], "a rule of the library restates ToleratesTaint instead of using `tolerates`"
+    compiled, problems = compile_rules([r for r in builtin_rules() if r.name.value in names], Symbols(), builtin=True)
     assert not problems and len(compiled) == 3
-    tests = []
+    python_test, python_taint = controllers._toleration_test()
+    tests = [repr(python_test).replace(repr(python_taint), "'t'").replace("'x'", "'x'")]
     for rule in compiled:
         (test,) = [p for p in rule.patterns if p.fact_type in ("cluster_toleration", "toleration_used")]
         taint = next(p.alias for p in rule.patterns if p.fact_type in ("taint", "taint_age"))
         assert isinstance(test.cond, ir.AllOf)
         # the effect, key and value clauses (each an `or`), the taint's alias named alike in each rule
         clauses = [item for item in test.cond.items if isinstance(item, ir.AnyOf)]
-        tests.append(repr(clauses).replace(repr(taint), "'t'").replace(repr(test.alias), "'x'"))
-    assert len(tests[0]) > 100 and tests[0] == tests[1] == tests[2]
+        tests.append(repr(ir.AllOf(tuple(clauses))).replace(repr(taint), "'t'").replace(repr(test.alias), "'x'"))
+    assert len(tests[0]) > 100 and len(set(tests)) == 1, tests
 
 
 LONG_MAINTENANCE = """policy p {

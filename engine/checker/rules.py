@@ -12,25 +12,27 @@ from engine.checker.limits import limit_problems
 from engine.checker.semantic import check
 from engine.errors import Diagnostic, RuleError
 from engine.inputs.files import Paths
-from engine.inputs.rules import RuleSet, read_rule_files
+from engine.inputs.rules import RuleSet, library_files, library_rules, read_rule_files, visible_conditions
 from engine.syntax import ast
-from engine.syntax.parse import parse
+from engine.syntax.conditions import expand_rule
 from engine.syntax.schema import KARMADA_VERSION
 
 
 @cache
 def builtin_files() -> tuple[ast.File, ...]:
     """The built-in rule library (it ships as engine.rules), parsed and checked once."""
-    out = []
-    for entry in sorted(files_of("engine.rules").iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".fr"):
-            out.append(parse(entry.read_text(encoding="utf-8"), f"<builtin>/{entry.name}"))
+    out = library_files()
     problems = [d for d in check(out) if d.is_error]
-    builtin = [r for f in out for r in f.rules]
-    problems += limit_problems(builtin, (), ())
+    problems += limit_problems(library_rules(), (), ())
     if problems:
         raise RuleError(problems)
-    return tuple(out)
+    return out
+
+
+def builtin_rules() -> tuple[ast.Rule, ...]:
+    """The library's rules, checked, each call of a named condition written out."""
+    builtin_files()
+    return library_rules()
 
 
 def load_rule_set(
@@ -53,9 +55,9 @@ def load_rule_set(
         # rule files of the library itself, named explicitly, are checked as the library is
         library = Path(str(files_of("engine.rules"))).resolve()
         shipped = {f.path for f in files if Path(f.path).resolve().is_relative_to(library)}
-        builtin = [r for f in builtin_files() for r in f.rules]
-        builtin += [r for f in files if f.path in shipped for r in f.rules]
-        rules = [r for f in files if f.path not in shipped for r in f.rules]
+        conditions = visible_conditions(files)
+        builtin = [*builtin_rules(), *(expand_rule(r, conditions) for f in files if f.path in shipped for r in f.rules)]
+        rules = [expand_rule(r, conditions) for f in files if f.path not in shipped for r in f.rules]
         diagnostics += limit_problems(builtin, [p for f in files for p in f.policies], rules)
     rule_set = RuleSet(files, sources, tuple(d for d in diagnostics if not d.is_error))
     return rule_set, sorted(diagnostics, key=Diagnostic.sort_key)

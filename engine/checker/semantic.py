@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import assert_never
 
 from engine.errors import Diagnostic, Span, UsageError, did_you_mean, error, expect, warning
+from engine.inputs.rules import library_files, visible_conditions
 from engine.kube import jsonpath
 from engine.kube import validation as k8s
 from engine.syntax import ast
+from engine.syntax.conditions import calls, defined, expand
 from engine.syntax.schema import (
     BUILTIN_FACTS,
     DEPRECATED_PURGE_MODES,
@@ -72,6 +74,7 @@ class _Checker:
         self.strict = strict  # fleetrules' extensions are errors: what Karmada cannot do
         self.out: list[Diagnostic] = []
         self.derived = self._derived_fact_fields()
+        self.conditions = visible_conditions(files)
 
     def err(self, message: str, span: Span) -> None:
         self.out.append(error(message, span))
@@ -99,12 +102,20 @@ class _Checker:
                     self.err(f"duplicate name '{item.name.value}' (first defined at {earlier.span})", item.name.span)
                 else:
                     seen[item.name.value] = item.name
-                if isinstance(item, ast.Policy):
-                    self.policy(item)
-                else:
-                    self.rule(item)
-                    if not file.path.startswith("<builtin>"):
-                        self.extension("a rule (Karmada has no user-written scheduler rules)", item.name.span)
+                builtin = file.path.startswith("<builtin>")
+                match item:
+                    case ast.Policy():
+                        self.policy(item)
+                    case ast.Rule():
+                        self.rule(item)
+                        if not builtin:
+                            self.extension("a rule (Karmada has no user-written scheduler rules)", item.name.span)
+                    case ast.Condition():
+                        self.condition(item, builtin)
+                        if not builtin:
+                            self.extension("a named condition (of rules: a fleetrules extension)", item.name.span)
+                    case _:
+                        assert_never(item)
         return self.out
 
     def extension(self, what: str, span: Span) -> None:
@@ -494,6 +505,73 @@ class _Checker:
                 f"invalid JSONPath: {exc}; Karmada admits it, and every eviction that preserves state by it fails", span
             )
 
+    # ------------------------------------------------------------ named conditions
+    def condition(self, condition: ast.Condition, builtin: bool) -> None:
+        name = condition.name.value
+        library = defined(library_files()).get(name)
+        if not builtin and library is not None:
+            self.err(
+                f"condition '{name}' is the library's ({library.name.span}); name yours otherwise", condition.name.span
+            )
+        params: set[str] = set()
+        for param in condition.params:
+            if not _VARIABLE.fullmatch(param.value):
+                self.err(f"invalid variable name '{param.value}': use letters, digits and _", param.span)
+            if param.value in params:
+                self.err(f"parameter '{param.value}' is named twice", param.span)
+            params.add(param.value)
+        for path in _paths(condition.body):
+            if path.var not in params:
+                hint = did_you_mean(path.var, params) or f"; its parameters are {', '.join(sorted(params))}"
+                self.err(f"unknown variable '{path.var}' in condition '{name}'{hint}", path.span)
+            elif not path.steps:
+                self.err(f"'{path.var}' is a whole fact; name a field such as {path.var}.name", path.span)
+        for call in calls(condition.body):
+            self.call(call, params)
+        cycle = self.cycle((name,))
+        if cycle:
+            uses = " -> ".join(cycle)
+            self.err(f"condition '{name}' uses itself ({uses}), which never ends", condition.name.span)
+
+    def cycle(self, chain: tuple[str, ...]) -> tuple[str, ...]:
+        """``chain`` and the conditions by which its last uses its first again, or () when none leads back."""
+        condition = self.conditions.get(chain[-1])
+        for call in calls(condition.body if condition is not None else None):
+            used = call.name.value
+            if used == chain[0]:
+                return (*chain, used)
+            if used not in chain:
+                found = self.cycle((*chain, used))
+                if found:
+                    return found
+        return ()
+
+    def call(self, call: ast.Call, visible: Iterable[str]) -> bool:
+        """Whether ``call`` names a condition with as many parameters as it has arguments, each a variable of
+        ``visible``; each problem told."""
+        condition = self.conditions.get(call.name.value)
+        if condition is None:
+            hint = did_you_mean(call.name.value, self.conditions) or (
+                f"; known: {_one_of(sorted(self.conditions))}" if self.conditions else ""
+            )
+            self.err(f"unknown condition '{call.name.value}'{hint}", call.name.span)
+            return False
+        sound = True
+        if len(call.args) != len(condition.params):
+            params = ", ".join(p.value for p in condition.params)
+            self.err(
+                f"condition '{call.name.value}' takes {len(condition.params)} variable(s) ({params}), "
+                f"not {len(call.args)}",
+                call.span,
+            )
+            sound = False
+        names = set(visible)
+        for arg in call.args:
+            if arg.value not in names:
+                self.err(f"unknown variable '{arg.value}'{did_you_mean(arg.value, names)}", arg.span)
+                sound = False
+        return sound
+
     # ------------------------------------------------------------ rules
     def rule(self, rule: ast.Rule) -> None:
         bound: dict[str, ast.Pattern] = {}
@@ -509,14 +587,27 @@ class _Checker:
                 self.err(f"invalid variable name '{pattern.var.value}': use letters, digits and _", pattern.var.span)
             visible = {**bound, pattern.var.value: pattern}
             if pattern.condition is not None:
-                for path in _paths(pattern.condition):
-                    self.path(path, visible, known_types=known)
-                for path, literal in _literal_comparisons(pattern.condition):
-                    self.literal_type(path, literal, visible)
+                self.pattern_condition(pattern.condition, visible, known)
             if not pattern.negated:
                 bound[pattern.var.value] = pattern
         for action in rule.actions:
             self.action(action, bound)
+
+    def pattern_condition(self, condition: ast.Expr, visible: dict[str, ast.Pattern], known: bool) -> None:
+        """The fields a pattern's condition reads, and the literals it compares them with, its named conditions
+        written out: what is wrong inside one is told where the pattern names it, and says which."""
+        used = {c.span: c.name.value for c in calls(condition)}
+        sound = all([self.call(c, visible) for c in calls(condition)])
+        written = expand(condition, self.conditions) if sound else condition
+        before = len(self.out)
+        for path in _paths(written):
+            self.path(path, visible, known_types=known)
+        for path, literal in _literal_comparisons(written):
+            self.literal_type(path, literal, visible)
+        for index in range(before, len(self.out)):
+            d = self.out[index]
+            if d.span in used:
+                self.out[index] = replace(d, message=f"{d.message} (in condition '{used[d.span]}')")
 
     def path(self, path: ast.Path, visible: dict[str, ast.Pattern], known_types: bool = True) -> None:
         pattern = visible.get(path.var)
@@ -634,19 +725,24 @@ _LITERAL_TYPES: dict[FieldType | None, tuple[type, str, str]] = {
 
 
 def _subexpressions(expr: ast.Expr) -> Iterator[ast.Expr]:
-    """``expr`` and every expression inside it, depth first."""
+    """``expr`` and every expression inside it, depth first (not inside the conditions it calls)."""
     yield expr
-    children: tuple[ast.Expr, ...] = ()
-    if isinstance(expr, ast.ListExpr):
-        children = expr.items
-    elif isinstance(expr, ast.Compare):
-        children = (expr.left, expr.right)
-    elif isinstance(expr, ast.Member):
-        children = (expr.item, expr.container)
-    elif isinstance(expr, ast.Not):
-        children = (expr.operand,)
-    elif isinstance(expr, (ast.And, ast.Or)):
-        children = expr.operands
+    children: tuple[ast.Expr, ...]
+    match expr:
+        case ast.Path() | ast.Literal() | ast.Call():
+            children = ()
+        case ast.ListExpr():
+            children = expr.items
+        case ast.Compare():
+            children = (expr.left, expr.right)
+        case ast.Member():
+            children = (expr.item, expr.container)
+        case ast.Not():
+            children = (expr.operand,)
+        case ast.And() | ast.Or():
+            children = expr.operands
+        case _:
+            assert_never(expr)
     for child in children:
         yield from _subexpressions(child)
 

@@ -95,6 +95,8 @@ class _RuleCompiler:
                 return ir.negate(cond) if expr.negated else cond
             case ast.Literal() | ast.ListExpr():
                 raise CompileError("this is not a condition (a comparison, membership or true/false)", expr.span)
+            case ast.Call():  # written out before compiling (engine.syntax.conditions) where it can be
+                raise CompileError(f"condition '{expr.name.value}' cannot be used here", expr.span)
             case _:
                 assert_never(expr)
 

@@ -25,6 +25,7 @@ from engine.compile.encoding import Symbols
 from engine.compile.policies import application_failover_fact, tolerations
 from engine.compile.rules import compile_rules
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint, evolve, rfc3339
+from engine.inputs.rules import visible_conditions
 from engine.karmada.gates import DEFAULT_CONTROLLERS, GRACEFUL_EVICTION_TIMEOUT, Controllers
 from engine.kube import gojson
 from engine.kube.jsonpath import JsonPathError
@@ -33,6 +34,7 @@ from engine.kube.jsonpath import parse as parse_jsonpath
 from engine.kube.validation import label_value_problems
 from engine.results import Entry, EntryKind, Explanation
 from engine.syntax import ast
+from engine.syntax.conditions import expand
 from engine.syntax.schema import DEFAULT_GRACE_PERIOD_SECONDS, DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
 APP_PRODUCER = "resource-binding-application-failover-controller"
@@ -360,25 +362,29 @@ def application_failover(world: World, evictions: Iterable[RuleEviction]) -> lis
 
 
 @cache
-def _toleration_test() -> tuple[ir.Cond, str, str]:
-    """The taint-toleration rule's test of a toleration against a taint (its ``not cluster_toleration`` pattern,
-    rules/taint_toleration.fr), with the aliases of the taint and the binding it reads."""
-    (source,) = [r for f in builtin_files() for r in f.rules if r.name.value == "taint-toleration"]
+def _toleration_test() -> tuple[ir.Cond, str]:
+    """The library's condition ``tolerates`` (rules/tolerations.fr: ToleratesTaint) of a ``cluster_toleration``
+    against a ``taint``, compiled as a rule's pattern would have it, with the alias of the taint it reads."""
+    builtin_files()  # the library, checked
+    word = ast.Word
+    call = ast.Call(word("tolerates"), (word("x"), word("t")))
+    patterns = (
+        ast.Pattern(False, word("taint"), word("t"), None),
+        ast.Pattern(False, word("cluster_toleration"), word("x"), expand(call, visible_conditions())),
+    )
+    source = ast.Rule(word("tolerates"), patterns, (ast.Derive(word("tolerated"), ()),))
     (rule,), _ = compile_rules([source], Symbols(), builtin=True)
-    test = next(p for p in rule.patterns if p.negated and p.fact_type == "cluster_toleration")
+    test = next(p for p in rule.patterns if p.fact_type == "cluster_toleration")
     taint = next(p.alias for p in rule.patterns if p.fact_type == "taint")
-    binding = next(p.alias for p in rule.patterns if p.fact_type == "binding")
-    return test.cond, taint, binding
+    return test.cond, taint
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
     """Whether ``toleration`` (a ``cluster_toleration`` fact of a policy) tolerates ``taint`` (ToleratesTaint): the
-    very test the scheduler's TaintToleration filter runs (rules/taint_toleration.fr), so that the filter and the
-    taint manager cannot disagree; the toleration is its own policy's (the filter pairs a binding with those)."""
-    cond, taint_alias, binding_alias = _toleration_test()
-    policy = toleration.get("policy", "")
-    matched = {taint_alias: encoding.taint("", taint), binding_alias: {"policy": policy}}
-    return ir.holds(cond, {**toleration, "policy": policy}, matched)
+    condition the scheduler's TaintToleration filter and the taint manager's rules use (rules/tolerations.fr,
+    written once), so that they cannot disagree."""
+    cond, taint_alias = _toleration_test()
+    return ir.holds(cond, dict(toleration), {taint_alias: encoding.taint("", taint)})
 
 
 def used_tolerations(f: Failover, cluster: Cluster) -> list[tuple[int, Mapping[str, Any]]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files as files_of
 from pathlib import Path
 
 from engine.errors import Diagnostic, Severity, Span, error, warning
@@ -17,7 +19,8 @@ from engine.inputs.files import MAX_FILE_BYTES, RULE_SUFFIX, Paths, display_path
 from engine.inputs.policies import policy_file
 from engine.inputs.yaml import MAX_BYTES
 from engine.syntax import ast
-from engine.syntax.parse import parse_partial
+from engine.syntax.conditions import defined, expand_rule
+from engine.syntax.parse import parse, parse_partial
 
 # Karmada PropagationPolicy files are rule files too when named explicitly (directories give *.fr only).
 POLICY_SUFFIXES = (".yaml", ".yml", ".json")
@@ -43,8 +46,39 @@ class RuleSet:
         return tuple(p for f in self.files for p in f.policies)
 
     @property
+    def conditions(self) -> dict[str, ast.Condition]:
+        """The named conditions its rules may use: the library's, then its files' own."""
+        return visible_conditions(self.files)
+
+    @property
     def rules(self) -> tuple[ast.Rule, ...]:
-        return tuple(r for f in self.files for r in f.rules)
+        """Its rules, each call of a named condition written out (engine.syntax.conditions)."""
+        conditions = self.conditions
+        return tuple(expand_rule(r, conditions) for f in self.files for r in f.rules)
+
+
+@cache
+def library_files() -> tuple[ast.File, ...]:
+    """The built-in rule library (it ships as engine.rules) as parsed, in name order; engine.checker.rules checks
+    it once (builtin_files)."""
+    out = []
+    for entry in sorted(files_of("engine.rules").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(RULE_SUFFIX):
+            out.append(parse(entry.read_text(encoding="utf-8"), f"<builtin>/{entry.name}"))
+    return tuple(out)
+
+
+def visible_conditions(files: Sequence[ast.File] = ()) -> dict[str, ast.Condition]:
+    """The conditions rules of ``files`` may use: the library's (which a file cannot redefine: the checker says
+    so), then those of ``files``."""
+    library = defined(library_files())
+    return {**defined(files), **library}
+
+
+def library_rules() -> tuple[ast.Rule, ...]:
+    """The library's rules, each call of a named condition written out."""
+    conditions = visible_conditions()
+    return tuple(expand_rule(r, conditions) for f in library_files() for r in f.rules)
 
 
 class _Loader:

@@ -241,6 +241,9 @@ def policies_yaml(files: Sequence[ast.File], sources: Mapping[str, str] | None =
     for file in files:
         for rule in file.rules:
             writer.refuse(f"rule '{rule.name.value}' (Karmada has no user-written scheduler rules)", rule.name.span)
+        for condition in file.conditions:
+            what = f"condition '{condition.name.value}' (a fleetrules extension, of rules Karmada does not have)"
+            writer.refuse(what, condition.name.span)
         documents += [writer.policy(p) for p in file.policies]
     if writer.problems:
         raise RuleError(writer.problems, sources)

@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from engine import backend
-from engine.checker.rules import builtin_files
+from engine.checker.rules import builtin_rules
 from engine.compile.program import compile_program
 from engine.errors import Span
 from engine.syntax import ast
@@ -27,8 +27,7 @@ def program(policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...], refer
 def _program(
     policies: tuple[ast.Policy, ...], rules: tuple[ast.Rule, ...], reference: bool, spans: tuple[Span, ...]
 ) -> backend.Program:
-    builtin = [r for f in builtin_files() for r in f.rules]
-    return backend.load(compile_program(builtin, policies, rules), reference)
+    return backend.load(compile_program(builtin_rules(), policies, rules), reference)
 
 
 def _spans(value: Any) -> Iterator[Span]:

@@ -372,7 +372,15 @@ class Or(Node):
     operands: tuple[Expr, ...]
 
 
-Expr = Path | Literal | ListExpr | Compare | Member | Not | And | Or
+@dataclass(frozen=True)
+class Call(Node):
+    """``tolerates(x, t)``: a named condition (``Condition``), its parameters standing for the variables named."""
+
+    name: Word
+    args: tuple[Word, ...]
+
+
+Expr = Path | Literal | ListExpr | Compare | Member | Not | And | Or | Call
 
 
 # ---------------------------------------------------------------- general rules
@@ -436,12 +444,22 @@ class Include(Node):
     path: Word
 
 
-Item = Include | Policy | Rule
+@dataclass(frozen=True)
+class Condition(Node):
+    """``condition NAME(X, Y) { EXPR }``: a condition written once, used in rules' patterns as ``NAME(A, B)``, where
+    it is EXPR with X and Y standing for A and B (engine.syntax.conditions). A fleetrules extension."""
+
+    name: Word
+    params: tuple[Word, ...]
+    body: Expr
+
+
+Item = Include | Policy | Rule | Condition
 
 # Every statement of the language, as the formatter prints it: a block holds statements, a leaf is one line. The
 # places that act on statements match on these unions and end in ``assert_never``, so that mypy names each place
 # a new statement is missing from (tests/test_language_checklist.py lists the places).
-Block = Policy | Select | ClusterAffinity | Overflow | Failover | Rule
+Block = Policy | Select | ClusterAffinity | Overflow | Failover | Rule | Condition
 Leaf = (
     Include
     | SelectList
@@ -478,6 +496,10 @@ class File(Node):
     @property
     def rules(self) -> tuple[Rule, ...]:
         return tuple(i for i in self.items if isinstance(i, Rule))
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        return tuple(i for i in self.items if isinstance(i, Condition))
 
     @property
     def includes(self) -> tuple[Include, ...]:

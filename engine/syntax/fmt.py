@@ -113,6 +113,8 @@ def expr(e: ast.Expr, parent: int = 0) -> str:
             joiner = " and " if isinstance(e, ast.And) else " or "
             # a nested operator of the same kind keeps its brackets: the parser flattens chains
             text = joiner.join(expr(o, level + 1) for o in e.operands)
+        case ast.Call():
+            text = f"{word(e.name)}({', '.join(word(a) for a in e.args)})"
         case _:
             assert_never(e)
     return f"({text})" if level < parent else text
@@ -276,6 +278,8 @@ class _Printer:
                 self.block(f"failover {word(node.kind)}", node, node.statements, depth)
             case ast.Rule():
                 self.rule(node, depth)
+            case ast.Condition():
+                self.condition(node, depth)
             case _:
                 self.lines.append(INDENT * depth + _leaf(node))
                 self.trailing_comment(node.span.end_line)
@@ -287,6 +291,17 @@ class _Printer:
         last = children[-1].span.end_line if children else None
         self.statements(children, depth + 1, self.node)
         self.flush_comments(node.span.end_line, indent + INDENT, last)
+        self.lines.append(f"{indent}}}")
+        self.trailing_comment(node.span.end_line)
+
+    def condition(self, node: ast.Condition, depth: int) -> None:
+        indent, inner = INDENT * depth, INDENT * (depth + 1)
+        self.lines.append(f"{indent}condition {word(node.name)}({', '.join(word(p) for p in node.params)}) {{")
+        self.trailing_comment(node.span.line)
+        self.flush_comments(node.body.span.line, inner)
+        self.lines.append(inner + expr(node.body))
+        self.trailing_comment(node.body.span.end_line)
+        self.flush_comments(node.span.end_line, inner, node.body.span.end_line)
         self.lines.append(f"{indent}}}")
         self.trailing_comment(node.span.end_line)
 

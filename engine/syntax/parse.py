@@ -460,6 +460,10 @@ class _ToAst(Transformer[Token, Any]):
         negated, fact_type, var, condition = c
         return ast.Pattern(negated is not None, fact_type, self._word(var), condition, span=self._span(meta))
 
+    def condition(self, meta: Any, c: list[Any]) -> ast.Condition:
+        name, *params, body = c
+        return ast.Condition(self._word(name), tuple(self._word(t) for t in params), body, span=self._span(meta))
+
     def act_reject(self, meta: Any, c: list[Token]) -> ast.Reject:
         reason = self._word(c[3]) if c[3] is not None else None
         return ast.Reject(self._word(c[0]), self._word(c[1]), self._word(c[2]), reason, span=self._span(meta))
@@ -504,6 +508,11 @@ class _ToAst(Transformer[Token, Any]):
         var, *steps = str(head).split(".")
         steps += [self._string(s) for s in subscripts]
         return ast.Path(var, tuple(steps), span=self._span(meta))
+
+    def call(self, meta: Any, c: list[Token | None]) -> ast.Call:
+        name, *args = c
+        assert name is not None
+        return ast.Call(self._word(name), tuple(self._word(t) for t in args if t is not None), span=self._span(meta))
 
     def string(self, meta: Any, c: list[Token]) -> ast.Literal:
         return ast.Literal(self._string(c[0]), span=self._span(meta))
