@@ -13,7 +13,6 @@ another nor counts against a `not`).
 from __future__ import annotations
 
 import itertools
-import operator
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -81,7 +80,7 @@ class Peers(Sequence[tuple[str, str]]):
         return self._list()[index]
 
 
-_MISSING = object()
+_MISSING = ir.MISSING
 
 
 class Batch:
@@ -374,33 +373,9 @@ def hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _checked(compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], bool]:
-    """``compare`` with engine.compile.ir.holds' semantics: false with an absent property, false between
-    incomparable values."""
-
-    def check(left: Any, right: Any) -> bool:
-        if left is _MISSING or right is _MISSING:
-            return False
-        try:
-            return bool(compare(left, right))
-        except TypeError:
-            return False
-
-    return check
-
-
-# the comparisons generated code calls where it cannot inline them (with another fact's property, ordering)
-_CHECK = {
-    op: _checked(compare)
-    for op, compare in (
-        ("==", operator.eq),
-        ("!=", operator.ne),
-        ("<", operator.lt),
-        ("<=", operator.le),
-        (">", operator.gt),
-        (">=", operator.ge),
-    )
-}
+# the comparisons generated code calls where it cannot inline them (with another fact's property, ordering): the
+# language's own (engine.compile.ir.COMPARE), so that both engines compare alike
+_CHECK = ir.COMPARE
 
 # key values → the batches whose common part (or one of whose parts) has them, by id (an index on the parts' values
 # may hold a batch since replaced under its id: FactIndex.replace_batch; its ids are what is read)

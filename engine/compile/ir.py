@@ -9,7 +9,8 @@ durable-rules handles.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import operator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,14 +188,35 @@ class Rule:
         return any(isinstance(a, Evict) for a in self.actions)
 
 
-_MISSING = object()
-_COMPARE = {
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
+MISSING = object()  # a property a fact does not have
+
+
+def _checked(compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], bool]:
+    """``compare`` as durable-rules compares: false with an absent property (``MISSING``), false between values
+    that cannot be compared."""
+
+    def check(left: Any, right: Any) -> bool:
+        if left is MISSING or right is MISSING:
+            return False
+        try:
+            return bool(compare(left, right))
+        except TypeError:
+            return False
+
+    return check
+
+
+# every comparison of the language, by its operator: what ``holds`` and the indexed engine's generated code call
+COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    op: _checked(compare)
+    for op, compare in (
+        ("==", operator.eq),
+        ("!=", operator.ne),
+        ("<", operator.lt),
+        ("<=", operator.le),
+        (">", operator.gt),
+        (">=", operator.ge),
+    )
 }
 
 
@@ -203,18 +225,13 @@ def holds(cond: Cond, fact: dict[str, Any], matched: dict[str, dict[str, Any]]) 
     if isinstance(cond, Present):
         return (cond.prop in fact) == cond.present
     if isinstance(cond, Test):
-        left = fact.get(cond.prop, _MISSING)
+        left = fact.get(cond.prop, MISSING)
         right = (
-            matched.get(cond.operand.alias, {}).get(cond.operand.prop, _MISSING)
+            matched.get(cond.operand.alias, {}).get(cond.operand.prop, MISSING)
             if isinstance(cond.operand, Ref)
             else cond.operand
         )
-        if left is _MISSING or right is _MISSING:
-            return False
-        try:
-            return bool(_COMPARE[cond.op](left, right))
-        except TypeError:
-            return False
+        return COMPARE[cond.op](left, right)
     if isinstance(cond, AllOf):
         return all(holds(c, fact, matched) for c in cond.items)
     return any(holds(c, fact, matched) for c in cond.items)
