@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from engine.codes import Code
+
 
 @dataclass(frozen=True, order=True)
 class Span:
@@ -45,6 +47,7 @@ class Diagnostic:
     subject: str | None = None
     # The input could not be read at all (missing, binary, not UTF-8): a usage error, exit 2.
     unreadable: bool = False
+    code: Code = Code.USAGE  # the kind of problem (engine.codes): SARIF's ruleId, the language server's code
 
     @property
     def is_error(self) -> bool:
@@ -61,23 +64,26 @@ def file_line(where: str) -> tuple[str, int]:
     return (file, int(line)) if line.isdigit() else (where, 0)
 
 
-def error(message: str, span: Span | None = None, subject: str | None = None) -> Diagnostic:
-    return Diagnostic(Severity.ERROR, message, span, subject)
+def error(message: str, span: Span | None = None, subject: str | None = None, *, code: Code) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, message, span, subject, code=code)
 
 
-def warning(message: str, span: Span | None = None, subject: str | None = None) -> Diagnostic:
-    return Diagnostic(Severity.WARNING, message, span, subject)
+def warning(message: str, span: Span | None = None, subject: str | None = None, *, code: Code) -> Diagnostic:
+    return Diagnostic(Severity.WARNING, message, span, subject, code=code)
 
 
 SNIPPET_WIDTH = 200  # characters of a source line shown under a diagnostic
 
 
 class FleetrulesError(Exception):
-    """Base of every error fleetrules raises on bad input; carries one or more diagnostics."""
+    """Base of every error fleetrules raises on bad input; carries one or more diagnostics (given as a string:
+    one error of the class's ``code``)."""
+
+    code = Code.USAGE
 
     def __init__(self, diagnostics: Iterable[Diagnostic] | str, sources: Mapping[str, str] | None = None) -> None:
         if isinstance(diagnostics, str):
-            diagnostics = [error(diagnostics)]
+            diagnostics = [error(diagnostics, code=self.code)]
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
         self.sources: Mapping[str, str] = sources if sources is not None else {}
         super().__init__("\n".join(render(d) for d in self.diagnostics))
@@ -93,6 +99,8 @@ class RuleError(FleetrulesError):
 
 class FactError(FleetrulesError):
     """A fact file or Python fact object that is not a valid Karmada object."""
+
+    code = Code.OBJECT
 
 
 class UsageError(FleetrulesError):

@@ -46,6 +46,7 @@ from pygls.workspace import TextDocument
 
 from engine.checker.rules import load_rule_set
 from engine.checker.semantic import check
+from engine.codes import Code
 from engine.compile import ir
 from engine.compile.encoding import Symbols
 from engine.compile.joins import plan
@@ -96,13 +97,15 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
     directory or one of ``roots``: the workspace's folders)."""
     if len(text) > MAX_DOCUMENT:
         message = f"the document has {len(text):,} characters; fleetrules checks documents up to {MAX_DOCUMENT:,} here"
-        return [types.Diagnostic(_range(None), message, severity=types.DiagnosticSeverity.Warning, source=SOURCE)]
+        warned = types.DiagnosticSeverity.Warning
+        return [types.Diagnostic(_range(None), message, severity=warned, code=Code.TOO_LARGE.id, source=SOURCE)]
     path = _path(uri)
     if path is not None and path.is_file():
         try:
             rule_set, found = load_rule_set([path], overrides={path: text}, roots=roots)
         except FleetrulesError as exc:  # unreadable paths and the like: shown at the top of the document
-            found = [Diagnostic(Severity.ERROR, str(exc))]
+            code = exc.diagnostics[0].code if exc.diagnostics else Code.USAGE
+            found = [Diagnostic(Severity.ERROR, str(exc), code=code)]
         else:
             if not any(d.is_error for d in found):  # the gates off that the document's policies need, as check says
                 found += gate_notes(_control_plane(path.parent), rule_set.policies)
@@ -113,7 +116,8 @@ def diagnostics(uri: str, text: str, roots: Sequence[Path] = ()) -> list[types.D
         if tree is not None and not any(d.is_error for d in mine):
             mine += check([tree])
     return [
-        types.Diagnostic(_range(d.span), d.message, severity=_SEVERITY.get(d.severity), source=SOURCE) for d in mine
+        types.Diagnostic(_range(d.span), d.message, severity=_SEVERITY.get(d.severity), code=d.code.id, source=SOURCE)
+        for d in mine
     ]
 
 

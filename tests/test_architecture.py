@@ -16,7 +16,7 @@ ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 # Lowest first. A stage may import itself and anything listed before it.
 LAYERS = (
-    ("engine.errors", "engine.grammar", "engine.rules", "engine.collector"),
+    ("engine.codes", "engine.errors", "engine.grammar", "engine.rules", "engine.collector"),
     ("engine.kube",),
     ("engine.syntax",),
     ("engine.inputs",),

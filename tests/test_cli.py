@@ -51,7 +51,8 @@ def test_check_github_annotations(in_root: Path) -> None:
     lines = out.splitlines()
     assert code == 1 and len(lines) == 3
     assert lines[1] == (
-        f"::error file={BAD},line=5,col=60,endColumn=63::weight 150 is out of range; it must be from 1 to 100"
+        f"::error file={BAD},line=5,col=60,endColumn=63,title=FR107 out-of-range::"
+        "weight 150 is out of range; it must be from 1 to 100"
     )
 
 
@@ -119,7 +120,7 @@ def test_examples_are_formatted(in_root: Path) -> None:
 def test_the_builtin_rule_library_checks_clean(in_root: Path) -> None:
     """rules/ may use what only built-in rules may (negation over placements): check knows them."""
     code, out, err = run("check", "rules/")
-    assert (code, out) == (0, "") and "0 errors, 0 warnings in 8 files" in err
+    assert (code, out) == (0, "") and "0 errors, 0 warnings in 9 files" in err
 
 
 def test_long_evaluations_report_progress_to_a_callback_and_draw_no_bar_on_a_pipe(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_check_annotates_problems_for_github(tmp_path: Path) -> None:
     check = run_action(repo)["check"]
     assert check["code"] == "1"
     assert check["stdout"].startswith(
-        "::error file=policies/flink-ha.fr,line=3,col=3,endColumn=10::unknown keyword 'tolerat'"
+        "::error file=policies/flink-ha.fr,line=3,col=3,endColumn=10,title=FR001 syntax::unknown keyword 'tolerat'"
     )
 
 

@@ -67,7 +67,7 @@ def test_check(tmp_path: Path) -> None:
     code, out = _run("check", "--format", "sarif", str(bad))
     assert code == 1
     (result,) = _valid(out)["runs"][0]["results"]
-    assert result["ruleId"] == "check/error" and result["message"]["text"].startswith("unknown keyword 'tolerat'")
+    assert result["ruleId"] == "FR001" and result["message"]["text"].startswith("unknown keyword 'tolerat'")
     region = result["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (3, 3)
     # the fingerprint ignores where the problem moved to: a line added above keeps it

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine import backend
+from engine.codes import Code
 from engine.compile.lift import lift
 from engine.compile.program import compile_rule_set
 from engine.errors import Diagnostic, error
@@ -30,10 +31,10 @@ def limit_problems(
     problems = list(compilation.problems)
     over = next((span for span, size in compilation.growth if size > MAX_LABEL_KEYS), None)
     if over is not None:
-        problems.append(error(_TOO_MANY, over))
+        problems.append(error(_TOO_MANY, over, code=Code.TOO_LARGE))
     if not problems:
         lifted = [lift(rule) for rule in compilation.rules]
         for rule, pattern, why in backend.unsupported(lifted):
             span = pattern.span if pattern is not None and pattern.span is not None else rule.span
-            problems.append(error(f"rule '{rule.name}': {why}", span))
+            problems.append(error(f"rule '{rule.name}': {why}", span, code=Code.NOT_COMPILABLE))
     return problems

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Span, UsageError, did_you_mean, error, expect, warning
 from engine.inputs.rules import library_files, visible_conditions
 from engine.kube import jsonpath
@@ -76,11 +77,11 @@ class _Checker:
         self.derived = self._derived_fact_fields()
         self.conditions = visible_conditions(files)
 
-    def err(self, message: str, span: Span) -> None:
-        self.out.append(error(message, span))
+    def err(self, message: str, span: Span, code: Code) -> None:
+        self.out.append(error(message, span, code=code))
 
-    def warn(self, message: str, span: Span) -> None:
-        self.out.append(warning(message, span))
+    def warn(self, message: str, span: Span, code: Code) -> None:
+        self.out.append(warning(message, span, code=code))
 
     def _derived_fact_fields(self) -> dict[str, set[str]]:
         fields: dict[str, set[str]] = {}
@@ -99,7 +100,11 @@ class _Checker:
                     continue
                 earlier = seen.get(item.name.value)
                 if earlier is not None:
-                    self.err(f"duplicate name '{item.name.value}' (first defined at {earlier.span})", item.name.span)
+                    self.err(
+                        f"duplicate name '{item.name.value}' (first defined at {earlier.span})",
+                        item.name.span,
+                        Code.DUPLICATE,
+                    )
                 else:
                     seen[item.name.value] = item.name
                 builtin = file.path.startswith("<builtin>")
@@ -121,12 +126,12 @@ class _Checker:
     def extension(self, what: str, span: Span) -> None:
         """--strict-karmada: a fleetrules extension, which Karmada would not do."""
         if self.strict:
-            self.err(f"not Karmada: {what} is a fleetrules extension (--strict-karmada)", span)
+            self.err(f"not Karmada: {what} is a fleetrules extension (--strict-karmada)", span, Code.EXTENSION)
 
     # ------------------------------------------------------------ words
     def problems(self, word: ast.Word, what: str, found: list[str]) -> None:
         for problem in found:
-            self.err(f"invalid {what} '{word.value}': {problem}", word.span)
+            self.err(f"invalid {what} '{word.value}': {problem}", word.span, Code.INVALID_NAME)
 
     def label_key(self, word: ast.Word, what: str = "label key") -> None:
         self.problems(word, what, k8s.label_key_problems(word.value))
@@ -138,17 +143,21 @@ class _Checker:
         if word.value in choices:
             return True
         hint = did_you_mean(word.value, choices) or f"; expected one of {_one_of(choices)}"
-        self.err(f"unknown {what} '{word.value}'{hint}", word.span)
+        self.err(f"unknown {what} '{word.value}'{hint}", word.span, Code.UNKNOWN_NAME)
         return False
 
     # ------------------------------------------------------------ policies
     def policy(self, policy: ast.Policy) -> None:
         if not policy.of_type(ast.Select):
-            self.err(f"policy '{policy.name.value}' has no select block, so it matches no workload", policy.name.span)
+            self.err(
+                f"policy '{policy.name.value}' has no select block, so it matches no workload",
+                policy.name.span,
+                Code.MATCHES_NOTHING,
+            )
         self.policy_name(policy)
         for kind, duplicate in _ONE_PER_POLICY.items():
             for extra in policy.of_type(kind)[1:]:
-                self.err(duplicate, extra.span)
+                self.err(duplicate, extra.span, Code.DUPLICATE)
         seen = _Seen()
         for stmt in policy.statements:
             self.statement(policy, stmt, seen)
@@ -168,10 +177,16 @@ class _Checker:
                 others = [w for w in stmt.values(ast.SelectField.NAMESPACE) if w.value != policy.namespace]
                 if policy.namespace is not None and others:  # pkg/util/validation validateResourceSelectors
                     message = "namespace of resource selector must be the same as the namespace of the policy"
-                    self.err(f"{message} ({policy.namespace}, not '{others[0].value}')", others[0].span)
+                    self.err(
+                        f"{message} ({policy.namespace}, not '{others[0].value}')",
+                        others[0].span,
+                        Code.KARMADA_VALIDATION,
+                    )
             case ast.Priority():
                 if not -(2**31) <= stmt.value.value <= INT32_MAX:
-                    self.err("priority must fit a 32-bit integer (spec.priority is an int32)", stmt.span)
+                    self.err(
+                        "priority must fit a 32-bit integer (spec.priority is an int32)", stmt.span, Code.OUT_OF_RANGE
+                    )
             case ast.Preemption():
                 self.enum(stmt.mode, "preemption", tuple(ast.PREEMPTION_MODES))
             case ast.Activation():
@@ -183,12 +198,12 @@ class _Checker:
                 self.enum(stmt.what, "propagate", ("dependencies",))
             case ast.Toleration():
                 if stmt in seen.tolerations:
-                    self.warn("duplicate toleration", stmt.span)
+                    self.warn("duplicate toleration", stmt.span, Code.DUPLICATE)
                 seen.tolerations.add(stmt)
                 self.toleration(stmt)
             case ast.Failover():
                 if stmt.kind.value in seen.failovers:
-                    self.err(f"duplicate 'failover {stmt.kind.value}' block", stmt.kind.span)
+                    self.err(f"duplicate 'failover {stmt.kind.value}' block", stmt.kind.span, Code.DUPLICATE)
                 seen.failovers.add(stmt.kind.value)
                 self.failover(stmt)
             case ast.ClusterAffinity() | ast.Spread() | ast.Replicas() | ast.WorkloadTerm():
@@ -200,7 +215,7 @@ class _Checker:
         """``NAMESPACE/NAME`` names a PropagationPolicy, ``NAME`` a ClusterPropagationPolicy."""
         word = policy.name
         if word.value.count("/") > 1:
-            self.err(f"invalid policy name '{word.value}': write NAMESPACE/NAME or NAME", word.span)
+            self.err(f"invalid policy name '{word.value}': write NAMESPACE/NAME or NAME", word.span, Code.INVALID_NAME)
         elif policy.namespace is not None:
             namespace = ast.Word(policy.namespace, span=word.span)
             self.problems(namespace, "namespace", k8s.dns1123_label_problems(policy.namespace))
@@ -212,7 +227,11 @@ class _Checker:
                 self.selector(stmt.selector)
                 continue
             if stmt.field in seen:
-                self.err(f"duplicate '{stmt.field.value}' in select; list all values in one statement", stmt.span)
+                self.err(
+                    f"duplicate '{stmt.field.value}' in select; list all values in one statement",
+                    stmt.span,
+                    Code.DUPLICATE,
+                )
             seen.add(stmt.field)
             for word in stmt.values:
                 if stmt.field is ast.SelectField.KIND:
@@ -222,22 +241,24 @@ class _Checker:
                 else:
                     self.selected_name(word, [k.value for k in select.values(ast.SelectField.KIND)])
         if not select.values(ast.SelectField.KIND):
-            self.err("select needs a kind (Karmada resource selectors name the kind)", select.span)
+            self.err(
+                "select needs a kind (Karmada resource selectors name the kind)", select.span, Code.MATCHES_NOTHING
+            )
         if len(select.label_selectors) > 1:
-            self.err("duplicate 'labels' in select; write one selector", select.span)
+            self.err("duplicate 'labels' in select; write one selector", select.span, Code.DUPLICATE)
 
     def selected_name(self, word: ast.Word, kinds: list[str]) -> None:
         """A resource selector's name: Karmada takes any string, so a name that no object of the selected kinds
         can have (as the API server checks each kind's names) is a warning: the selector selects nothing."""
         if not word.value:
-            self.err("invalid name '': a resource selector's name is omitted, not empty", word.span)
+            self.err("invalid name '': a resource selector's name is omitted, not empty", word.span, Code.INVALID_NAME)
             return
         checked = [(kind, *k8s.kind_name_problems(kind, word.value)) for kind in kinds]
         refused = [(kind, rule, problems) for kind, rule, problems in checked if problems]
         if checked and len(refused) == len(checked):
             kind, rule, problems = refused[0]
             message = f"name '{word.value}' selects nothing: a {kind}'s name is {rule}: {problems[0]}"
-            self.warn(message, word.span)
+            self.warn(message, word.span, Code.KARMADA_VALIDATION)
 
     def selector(self, selector: ast.Selector, fields: bool = False) -> None:
         by_key: dict[str, list[ast.Requirement]] = {}
@@ -247,7 +268,7 @@ class _Checker:
                 self.enum(req.key, "field selector key", FIELD_SELECTOR_KEYS)
                 if req.op in (ast.Op.EXISTS, ast.Op.DOES_NOT_EXIST):
                     op = "Exists" if req.op is ast.Op.EXISTS else "DoesNotExist"
-                    self.err(f'unsupported operator "{op}", must be In or NotIn', req.span)
+                    self.err(f'unsupported operator "{op}", must be In or NotIn', req.span, Code.KARMADA_VALIDATION)
             else:
                 self.label_key(req.key)
             for value in req.values:
@@ -255,25 +276,33 @@ class _Checker:
         for key, reqs in by_key.items():
             if len(reqs) > 1:
                 if _contradicts(reqs):
-                    self.err(f"conflicting requirements on '{key}': no object can match this selector", reqs[1].span)
+                    self.err(
+                        f"conflicting requirements on '{key}': no object can match this selector",
+                        reqs[1].span,
+                        Code.MATCHES_NOTHING,
+                    )
                 else:
-                    self.warn(f"'{key}' is constrained more than once", reqs[1].span)
+                    self.warn(f"'{key}' is constrained more than once", reqs[1].span, Code.MATCHES_NOTHING)
 
     def cluster_affinities(self, terms: list[ast.ClusterAffinity]) -> None:
         unnamed = [t for t in terms if t.name is None]
         named = [t for t in terms if t.name is not None]
         for extra in unnamed[1:]:
-            self.err("duplicate clusters block; name the blocks to write ordered affinity terms", extra.span)
+            self.err(
+                "duplicate clusters block; name the blocks to write ordered affinity terms", extra.span, Code.DUPLICATE
+            )
         if unnamed and named:
-            self.err("clusterAffinities cannot co-exist with clusterAffinity", named[0].span)
+            self.err("clusterAffinities cannot co-exist with clusterAffinity", named[0].span, Code.KARMADA_VALIDATION)
         names: set[str] = set()
         for term in terms:
             if term.name is not None:
                 if term.name.value in names:
-                    self.err("each affinity term in a policy must have a unique name", term.name.span)
+                    self.err("each affinity term in a policy must have a unique name", term.name.span, Code.DUPLICATE)
                 names.add(term.name.value)
                 if len(term.name.value) > 32:
-                    self.err("an affinity term name must be no more than 32 characters", term.name.span)
+                    self.err(
+                        "an affinity term name must be no more than 32 characters", term.name.span, Code.OUT_OF_RANGE
+                    )
                 self.label_key(term.name, "affinity term name")
             self.cluster_affinity(term)
 
@@ -287,26 +316,36 @@ class _Checker:
         for term in (s for s in policy.statements if isinstance(s, ast.ClusterAffinity) and s.overflow):
             first = term.overflow[0].span
             if term.name is None:
-                self.err("overflow groups belong to a named clusters block (a clusterAffinities term)", first)
+                self.err(
+                    "overflow groups belong to a named clusters block (a clusterAffinities term)", first, Code.MISUSED
+                )
                 continue
             if not term.statements:
-                self.err("overflowAffinities can only be used together with the inline ClusterAffinity", first)
+                self.err(
+                    "overflowAffinities can only be used together with the inline ClusterAffinity",
+                    first,
+                    Code.KARMADA_VALIDATION,
+                )
             if not allowed:
                 message = (
                     "overflowAffinities can only be used together with dynamic weight or aggregated scheduling "
                     "(replicas divided by available, or replicas aggregated)"
                 )
-                self.err(message, first)
+                self.err(message, first, Code.KARMADA_VALIDATION)
             names = {term.name.value}
             for group in term.overflow:
                 self.label_key(group.name, "overflow affinity name")
                 if len(group.name.value) > 32:
-                    self.err("an overflow affinity name must be no more than 32 characters", group.name.span)
+                    self.err(
+                        "an overflow affinity name must be no more than 32 characters",
+                        group.name.span,
+                        Code.OUT_OF_RANGE,
+                    )
                 if group.name.value in names:
                     message = (
                         "overflow affinity name must be unique and must not duplicate the primary group's affinityName"
                     )
-                    self.err(message, group.name.span)
+                    self.err(message, group.name.span, Code.OUT_OF_RANGE)
                 names.add(group.name.value)
                 self.cluster_affinity(ast.ClusterAffinity(None, group.statements, span=group.span))
 
@@ -314,7 +353,7 @@ class _Checker:
         seen: set[ast.ClusterField] = set()
         for stmt in term.statements:
             if stmt.field in seen:
-                self.err(f"duplicate '{stmt.field.value}' in clusters block", stmt.span)
+                self.err(f"duplicate '{stmt.field.value}' in clusters block", stmt.span, Code.DUPLICATE)
             seen.add(stmt.field)
             if isinstance(stmt, ast.ClusterList):
                 for word in stmt.values:
@@ -324,12 +363,18 @@ class _Checker:
         excluded = {w.value for w in term.values(ast.ClusterField.EXCLUDE)}
         for word in term.values(ast.ClusterField.NAMES):
             if word.value in excluded:
-                self.warn(f"cluster '{word.value}' is both named and excluded (exclude wins)", word.span)
+                self.warn(
+                    f"cluster '{word.value}' is both named and excluded (exclude wins)", word.span, Code.MATCHES_NOTHING
+                )
 
     def toleration(self, tol: ast.Toleration) -> None:
         if tol.key is None:
             if tol.value is not None:
-                self.err("a toleration for every key ('*') cannot have a value (operator must be Exists)", tol.span)
+                self.err(
+                    "a toleration for every key ('*') cannot have a value (operator must be Exists)",
+                    tol.span,
+                    Code.KARMADA_VALIDATION,
+                )
         else:
             self.label_key(tol.key, "taint key")
         if tol.value is not None:
@@ -343,15 +388,21 @@ class _Checker:
                 f"'for' (tolerationSeconds) is read only against NoExecute taints; with the effect "
                 f"{tol.effect.value} it changes nothing",
                 tol.seconds.span,
+                Code.MATCHES_NOTHING,
             )
         if tol.seconds is not None and tol.seconds.seconds > INT64_MAX:
-            self.err(f"tolerationSeconds must fit a 64-bit integer (at most {INT64_MAX})", tol.seconds.span)
+            self.err(
+                f"tolerationSeconds must fit a 64-bit integer (at most {INT64_MAX})",
+                tol.seconds.span,
+                Code.OUT_OF_RANGE,
+            )
         elif tol.seconds is not None and tol.seconds.seconds > GO_DURATION_SECONDS:
             self.warn(
                 f"Karmada's taint manager adds tolerationSeconds as nanoseconds in an int64, which wraps past "
                 f"{GO_DURATION_SECONDS}s (292 years): the eviction can come at once; leave out 'for' to tolerate "
                 "forever",
                 tol.seconds.span,
+                Code.OUT_OF_RANGE,
             )
 
     def spreads(self, spreads: list[ast.Spread]) -> None:
@@ -362,22 +413,24 @@ class _Checker:
             if not self.enum(spread.field, "spread field", SPREAD_FIELDS):
                 continue
             if field in seen:
-                self.err(f"multiple {field} spread constraints are not allowed", spread.span)
+                self.err(f"multiple {field} spread constraints are not allowed", spread.span, Code.KARMADA_VALIDATION)
             seen.add(field)
             low = spread.min_groups.value if spread.min_groups else 1
             high = spread.max_groups.value if spread.max_groups else None
             if high is not None and 0 < high < low:  # maxGroups 0 is "not set" to Karmada's webhook
-                self.err("maxGroups lower than minGroups is not allowed", spread.span)
+                self.err("maxGroups lower than minGroups is not allowed", spread.span, Code.KARMADA_VALIDATION)
             if not high and field == "cluster":
                 self.warn(
                     "no 'max': Karmada takes maxGroups 0 and selects no cluster (the binding stays unscheduled)",
                     spread.span,
+                    Code.MATCHES_NOTHING,
                 )
         if seen and "cluster" not in seen:
             self.err(
                 "the cluster spread constraint must be enabled in one of the constraints "
                 "in case of SpreadByField is enabled",
                 spreads[0].span,
+                Code.KARMADA_VALIDATION,
             )
 
     def replicas(self, stmt: ast.Replicas, spread: bool) -> None:
@@ -386,12 +439,12 @@ class _Checker:
         if not self.enum(stmt.mode, "replica scheduling", REPLICA_MODES):
             return
         if stmt.by is not None and stmt.mode.value != "divided":
-            self.err(f"'by {stmt.by.value}' is for 'replicas divided'", stmt.by.span)
+            self.err(f"'by {stmt.by.value}' is for 'replicas divided'", stmt.by.span, Code.MISUSED)
         elif stmt.by is not None and stmt.by.value != "weight":
             self.enum(stmt.by, "dynamic weight", DYNAMIC_WEIGHTS)
         for entry in stmt.weights:
             if entry.weight.value < 1:
-                self.err("a static weight is at least 1", entry.weight.span)
+                self.err("a static weight is at least 1", entry.weight.span, Code.OUT_OF_RANGE)
             self.cluster_affinity(ast.ClusterAffinity(None, entry.target, span=entry.span))
         static = stmt.mode.value == "divided" and (stmt.by is None or (stmt.by.value == "weight" and stmt.weights))
         if spread and static:
@@ -399,6 +452,7 @@ class _Checker:
                 "spread constraints are ignored with static weights (shouldIgnoreSpreadConstraint): "
                 "every feasible cluster is selected",
                 stmt.span,
+                Code.MATCHES_NOTHING,
             )
 
     def workload_terms(self, terms: list[ast.WorkloadTerm]) -> None:
@@ -413,24 +467,33 @@ class _Checker:
             if term.preferred:
                 self.extension(f"a preferred workload {term.keyword} term", term.span)
                 if term.weight is None:
-                    self.err("a preferred term needs a weight from 1 to 100", term.span)
+                    self.err("a preferred term needs a weight from 1 to 100", term.span, Code.OUT_OF_RANGE)
                 elif not 1 <= term.weight.value <= 100:
-                    self.err(f"weight {term.weight.value} is out of range; it must be from 1 to 100", term.weight.span)
+                    self.err(
+                        f"weight {term.weight.value} is out of range; it must be from 1 to 100",
+                        term.weight.span,
+                        Code.OUT_OF_RANGE,
+                    )
                 ident = (term.anti, term.key.value, term.topology.value if term.topology else None)
                 if ident in preferred:
-                    self.err(f"duplicate preferred workload {term.keyword} term", term.span)
+                    self.err(f"duplicate preferred workload {term.keyword} term", term.span, Code.DUPLICATE)
                 preferred.add(ident)
                 continue
             if term.weight is not None:
                 self.err(
                     "weight is only for preferred terms; write 'prefer workload …' or drop the weight",
                     term.weight.span,
+                    Code.MISUSED,
                 )
             if term.anti in required:
-                self.err(f"a policy has one required workload {term.keyword} term", term.span)
+                self.err(f"a policy has one required workload {term.keyword} term", term.span, Code.DUPLICATE)
             required.setdefault(term.anti, term)
         if True in required and False in required and required[True].key.value == required[False].key.value:
-            self.err("affinity and antiAffinity must not use the same groupByLabelKey", required[True].key.span)
+            self.err(
+                "affinity and antiAffinity must not use the same groupByLabelKey",
+                required[True].key.span,
+                Code.KARMADA_VALIDATION,
+            )
 
     def failover(self, block: ast.Failover) -> None:
         if not self.enum(block.kind, "failover kind", FAILOVER_KINDS):
@@ -441,28 +504,37 @@ class _Checker:
         purge: ast.Purge | None = None
         for stmt in block.statements:
             if type(stmt) in seen and not isinstance(stmt, ast.Preserve):
-                self.err("duplicate statement in failover block", stmt.span)
+                self.err("duplicate statement in failover block", stmt.span, Code.DUPLICATE)
             seen.add(type(stmt))
             if isinstance(stmt, (ast.FailoverToleration, ast.Grace)) and stmt.duration.seconds > INT32_MAX:
                 what = "tolerationSeconds" if isinstance(stmt, ast.FailoverToleration) else "gracePeriodSeconds"
-                self.err(f"{what} must fit a 32-bit integer (at most {INT32_MAX}s, about 68 years)", stmt.duration.span)
+                self.err(
+                    f"{what} must fit a 32-bit integer (at most {INT32_MAX}s, about 68 years)",
+                    stmt.duration.span,
+                    Code.OUT_OF_RANGE,
+                )
             if isinstance(stmt, ast.FailoverToleration) and not is_app:
                 self.err(
                     "toleration is for application failover; cluster failover follows NoExecute taints "
                     "(write 'tolerate KEY : NoExecute for DURATION')",
                     stmt.span,
+                    Code.MISUSED,
                 )
             elif isinstance(stmt, ast.Purge):
                 purge = stmt
                 self.purge_mode(stmt.mode, is_app)
             elif isinstance(stmt, ast.Grace):
                 if not is_app:
-                    self.err("grace is for application failover; cluster failover has no grace period", stmt.span)
+                    self.err(
+                        "grace is for application failover; cluster failover has no grace period",
+                        stmt.span,
+                        Code.MISUSED,
+                    )
                 elif stmt.duration.seconds <= 0:
-                    self.err("grace period must be greater than 0", stmt.duration.span)
+                    self.err("grace period must be greater than 0", stmt.duration.span, Code.OUT_OF_RANGE)
             elif isinstance(stmt, ast.Preserve):
                 if stmt.alias.value in aliases:
-                    self.err(f"duplicate preserved label '{stmt.alias.value}'", stmt.alias.span)
+                    self.err(f"duplicate preserved label '{stmt.alias.value}'", stmt.alias.span, Code.DUPLICATE)
                 aliases.add(stmt.alias.value)
                 self.label_key(stmt.alias, "aliasLabelName")
                 self.json_path(stmt.json_path)
@@ -470,7 +542,11 @@ class _Checker:
         if grace is not None and purge is not None:
             mode = DEPRECATED_PURGE_MODES.get(purge.mode.value, purge.mode.value)
             if mode != "Gracefully":
-                self.err(f"grace only takes effect when purge is Gracefully (here: {purge.mode.value})", grace.span)
+                self.err(
+                    f"grace only takes effect when purge is Gracefully (here: {purge.mode.value})",
+                    grace.span,
+                    Code.KARMADA_VALIDATION,
+                )
 
     def purge_mode(self, word: ast.Word, is_app: bool) -> None:
         if word.value in DEPRECATED_PURGE_MODES:
@@ -481,18 +557,23 @@ class _Checker:
                     f'purgeMode: Unsupported value: "{word.value}": supported values: {supported} (removed in '
                     f"Karmada v1.19; use '{new}', or --karmada-version 1.18)",
                     word.span,
+                    Code.KARMADA_VALIDATION,
                 )
             else:
-                self.warn(f"purge mode '{word.value}' is deprecated (removed in Karmada v1.19); use '{new}'", word.span)
+                self.warn(
+                    f"purge mode '{word.value}' is deprecated (removed in Karmada v1.19); use '{new}'",
+                    word.span,
+                    Code.DEPRECATED,
+                )
             return
         if self.enum(word, "purge mode", PURGE_MODES) and not is_app and word.value == "Never":
-            self.err("cluster failover accepts only Directly or Gracefully", word.span)
+            self.err("cluster failover accepts only Directly or Gracefully", word.span, Code.KARMADA_VALIDATION)
 
     def json_path(self, word: ast.Word) -> None:
         try:
             root = jsonpath.parse(word.value)
             for doubt in jsonpath.doubts(root):
-                self.warn(f"JSONPath: {doubt}", word.span)
+                self.warn(f"JSONPath: {doubt}", word.span, Code.JSONPATH)
         except jsonpath.JsonPathError as exc:
             span = word.span
             verbatim = span.line == span.end_line and len(word.value) + 2 == span.end_column - span.column
@@ -502,36 +583,46 @@ class _Checker:
             # Karmada's webhook does not parse it: the policy is admitted, and state preservation by it fails
             # at each eviction (evaluated so, in client-go's words)
             self.warn(
-                f"invalid JSONPath: {exc}; Karmada admits it, and every eviction that preserves state by it fails", span
+                f"invalid JSONPath: {exc}; Karmada admits it, and every eviction that preserves state by it fails",
+                span,
+                Code.JSONPATH,
             )
 
     # ------------------------------------------------------------ named conditions
     def condition(self, condition: ast.Condition, builtin: bool) -> None:
         name = condition.name.value
         library = defined(library_files()).get(name)
-        if not builtin and library is not None:
+        if not builtin and library is not None and library != condition:  # the library's own file, named, is it
             self.err(
-                f"condition '{name}' is the library's ({library.name.span}); name yours otherwise", condition.name.span
+                f"condition '{name}' is the library's ({library.name.span}); name yours otherwise",
+                condition.name.span,
+                Code.DUPLICATE,
             )
         params: set[str] = set()
         for param in condition.params:
             if not _VARIABLE.fullmatch(param.value):
-                self.err(f"invalid variable name '{param.value}': use letters, digits and _", param.span)
+                self.err(
+                    f"invalid variable name '{param.value}': use letters, digits and _", param.span, Code.INVALID_NAME
+                )
             if param.value in params:
-                self.err(f"parameter '{param.value}' is named twice", param.span)
+                self.err(f"parameter '{param.value}' is named twice", param.span, Code.DUPLICATE)
             params.add(param.value)
         for path in _paths(condition.body):
             if path.var not in params:
                 hint = did_you_mean(path.var, params) or f"; its parameters are {', '.join(sorted(params))}"
-                self.err(f"unknown variable '{path.var}' in condition '{name}'{hint}", path.span)
+                self.err(f"unknown variable '{path.var}' in condition '{name}'{hint}", path.span, Code.UNKNOWN_VARIABLE)
             elif not path.steps:
-                self.err(f"'{path.var}' is a whole fact; name a field such as {path.var}.name", path.span)
+                self.err(
+                    f"'{path.var}' is a whole fact; name a field such as {path.var}.name", path.span, Code.UNKNOWN_FIELD
+                )
         for call in calls(condition.body):
             self.call(call, params)
         cycle = self.cycle((name,))
         if cycle:
             uses = " -> ".join(cycle)
-            self.err(f"condition '{name}' uses itself ({uses}), which never ends", condition.name.span)
+            self.err(
+                f"condition '{name}' uses itself ({uses}), which never ends", condition.name.span, Code.CONDITION_CYCLE
+            )
 
     def cycle(self, chain: tuple[str, ...]) -> tuple[str, ...]:
         """``chain`` and the conditions by which its last uses its first again, or () when none leads back."""
@@ -554,7 +645,7 @@ class _Checker:
             hint = did_you_mean(call.name.value, self.conditions) or (
                 f"; known: {_one_of(sorted(self.conditions))}" if self.conditions else ""
             )
-            self.err(f"unknown condition '{call.name.value}'{hint}", call.name.span)
+            self.err(f"unknown condition '{call.name.value}'{hint}", call.name.span, Code.UNKNOWN_NAME)
             return False
         sound = True
         if len(call.args) != len(condition.params):
@@ -563,12 +654,15 @@ class _Checker:
                 f"condition '{call.name.value}' takes {len(condition.params)} variable(s) ({params}), "
                 f"not {len(call.args)}",
                 call.span,
+                Code.MISUSED,
             )
             sound = False
         names = set(visible)
         for arg in call.args:
             if arg.value not in names:
-                self.err(f"unknown variable '{arg.value}'{did_you_mean(arg.value, names)}", arg.span)
+                self.err(
+                    f"unknown variable '{arg.value}'{did_you_mean(arg.value, names)}", arg.span, Code.UNKNOWN_VARIABLE
+                )
                 sound = False
         return sound
 
@@ -580,11 +674,19 @@ class _Checker:
             if not known:
                 choices = [*BUILTIN_FACTS, *self.derived]
                 hint = did_you_mean(pattern.fact_type.value, choices) or f"; known: {_one_of(sorted(choices))}"
-                self.err(f"unknown fact type '{pattern.fact_type.value}'{hint}", pattern.fact_type.span)
+                self.err(
+                    f"unknown fact type '{pattern.fact_type.value}'{hint}", pattern.fact_type.span, Code.UNKNOWN_NAME
+                )
             if pattern.var.value in bound:
-                self.err(f"variable '{pattern.var.value}' is already bound in this rule", pattern.var.span)
+                self.err(
+                    f"variable '{pattern.var.value}' is already bound in this rule", pattern.var.span, Code.DUPLICATE
+                )
             if not _VARIABLE.fullmatch(pattern.var.value):
-                self.err(f"invalid variable name '{pattern.var.value}': use letters, digits and _", pattern.var.span)
+                self.err(
+                    f"invalid variable name '{pattern.var.value}': use letters, digits and _",
+                    pattern.var.span,
+                    Code.INVALID_NAME,
+                )
             visible = {**bound, pattern.var.value: pattern}
             if pattern.condition is not None:
                 self.pattern_condition(pattern.condition, visible, known)
@@ -613,27 +715,32 @@ class _Checker:
         pattern = visible.get(path.var)
         if pattern is None:
             hint = did_you_mean(path.var, visible)
-            self.err(f"unknown variable '{path.var}'{hint}", path.span)
+            self.err(f"unknown variable '{path.var}'{hint}", path.span, Code.UNKNOWN_VARIABLE)
             return
         fact_type = pattern.fact_type.value
         fields = BUILTIN_FACTS.get(fact_type) or dict.fromkeys(self.derived.get(fact_type, ()), FieldType.STRING)
         if not path.steps:
-            self.err(f"'{path.var}' is a whole {fact_type} fact; name a field such as {path.var}.name", path.span)
+            self.err(
+                f"'{path.var}' is a whole {fact_type} fact; name a field such as {path.var}.name",
+                path.span,
+                Code.UNKNOWN_FIELD,
+            )
             return
         if not fields:
             return  # unknown fact type: reported on the pattern
         name = path.steps[0]
         if name not in fields:
-            self.err(f"{fact_type} has no field '{name}'{did_you_mean(name, fields)}", path.span)
+            self.err(f"{fact_type} has no field '{name}'{did_you_mean(name, fields)}", path.span, Code.UNKNOWN_FIELD)
             return
         if fields[name] is FieldType.LABELS:
             if len(path.steps) != 2:
                 self.err(
                     f'labels take one key: {path.var}.labels["KEY"] (quote keys that contain dots or slashes)',
                     path.span,
+                    Code.UNKNOWN_FIELD,
                 )
         elif len(path.steps) > 1:
-            self.err(f"{fact_type}.{name} has no fields", path.span)
+            self.err(f"{fact_type}.{name} has no fields", path.span, Code.UNKNOWN_FIELD)
 
     def literal_type(self, path: ast.Path, literal: ast.Literal, visible: dict[str, ast.Pattern]) -> None:
         """A field of a built-in fact compared with a literal of another type never matches: an error."""
@@ -648,23 +755,31 @@ class _Checker:
             return
         shown = f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else value
         text = ".".join((path.var, *path.steps))
-        self.err(f"{text} is {noun}: compare it with {hint}, not {shown}", literal.span)
+        self.err(f"{text} is {noun}: compare it with {hint}, not {shown}", literal.span, Code.TYPE_MISMATCH)
 
     def action(self, action: ast.Action, bound: dict[str, ast.Pattern]) -> None:
         def expect(var: ast.Word, fact_type: str) -> None:
             pattern = bound.get(var.value)
             if pattern is None:
-                self.err(f"unknown variable '{var.value}'{did_you_mean(var.value, bound)}", var.span)
+                self.err(
+                    f"unknown variable '{var.value}'{did_you_mean(var.value, bound)}", var.span, Code.UNKNOWN_VARIABLE
+                )
             elif pattern.fact_type.value != fact_type:
-                self.err(f"'{var.value}' is a {pattern.fact_type.value}, not a {fact_type}", var.span)
+                self.err(
+                    f"'{var.value}' is a {pattern.fact_type.value}, not a {fact_type}", var.span, Code.TYPE_MISMATCH
+                )
 
         if isinstance(action, (ast.Reject, ast.Prefer)):
             expect(action.cluster, "cluster")
             expect(action.binding, "binding")
         if isinstance(action, ast.Prefer) and not 1 <= action.weight.value <= 100:
-            self.err(f"weight {action.weight.value} is out of range; it must be from 1 to 100", action.weight.span)
+            self.err(
+                f"weight {action.weight.value} is out of range; it must be from 1 to 100",
+                action.weight.span,
+                Code.OUT_OF_RANGE,
+            )
         if isinstance(action, ast.Reject) and not action.message.value.strip():
-            self.err("a rejection needs a message that says why", action.message.span)
+            self.err("a rejection needs a message that says why", action.message.span, Code.MISUSED)
         if isinstance(action, ast.Evict):
             expect(action.binding, "binding")
             expect(action.cluster, "cluster")
@@ -674,22 +789,26 @@ class _Checker:
                     f"invalid eviction reason '{reason}': CamelCase, at most 32 characters, "
                     "matching ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
                     action.reason.span,
+                    Code.INVALID_NAME,
                 )
             if len(action.message.value) > 1024:
-                self.err("an eviction message must be no more than 1024 characters", action.message.span)
+                self.err(
+                    "an eviction message must be no more than 1024 characters", action.message.span, Code.OUT_OF_RANGE
+                )
         if isinstance(action, ast.Derive):
             name = action.fact_type.value
             if name in BUILTIN_FACTS or name in INTERNAL_FACTS:
                 self.err(
                     f"'{name}' facts come from the input or the engine; derive a fact of another name",
                     action.fact_type.span,
+                    Code.INVALID_NAME,
                 )
             elif not _FACT_TYPE.fullmatch(name):
-                self.err(f"invalid fact type '{name}': use lower_snake_case", action.fact_type.span)
+                self.err(f"invalid fact type '{name}': use lower_snake_case", action.fact_type.span, Code.INVALID_NAME)
             names = Counter(a.name.value for a in action.fields)
             for assignment in action.fields:
                 if names[assignment.name.value] > 1:
-                    self.err(f"field '{assignment.name.value}' is assigned twice", assignment.name.span)
+                    self.err(f"field '{assignment.name.value}' is assigned twice", assignment.name.span, Code.DUPLICATE)
                 for path in _paths(assignment.value):
                     self.path(path, bound)
 

@@ -81,18 +81,19 @@ def _github_escape(text: str, property_value: bool = False) -> str:
 
 def _github_annotation(d: Diagnostic) -> str:
     level = "error" if d.is_error else "warning"
+    title = f"title={_github_escape(f'{d.code.id} {d.code.slug}', True)}"
     if d.span is None or d.span.line == 0:
-        where = f" file={_github_escape(d.span.file, True)}" if d.span else ""
-        return f"::{level}{where}::{_github_escape(d.message)}"
+        where = f"file={_github_escape(d.span.file, True)}," if d.span else ""
+        return f"::{level} {where}{title}::{_github_escape(d.message)}"
     s = d.span
     props = f"file={_github_escape(s.file, True)},line={s.line},col={s.column}"
     if s.end_line == s.line:
         props += f",endColumn={s.end_column}"
-    return f"::{level} {props}::{_github_escape(d.message)}"
+    return f"::{level} {props},{title}::{_github_escape(d.message)}"
 
 
 def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
-    out: dict[str, Any] = {"severity": d.severity.value, "message": d.message}
+    out: dict[str, Any] = {"severity": d.severity.value, "code": d.code.id, "message": d.message}
     if d.span is not None:
         out |= {"file": d.span.file, "line": d.span.line, "column": d.span.column}
         out |= {"end_line": d.span.end_line, "end_column": d.span.end_column}

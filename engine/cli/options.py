@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from engine.cli.app import CONFIG_KEY, CONTROLLER_ENV
+from engine.codes import Code
 from engine.errors import Diagnostic, UsageError, warning
 from engine.inputs.facts import Facts
 from engine.karmada.config import Config, split_flags
@@ -144,7 +145,7 @@ def take_control_plane(facts: Facts) -> list[Diagnostic]:
         by_source.setdefault(f.source, []).append(f.flag)
     said = "; ".join(f"from {source}: {', '.join(found)}" for source, found in by_source.items())
     notes = [warning(f"the control plane's flags taken (under FLEETRULES_CONTROLLER and --controller): {said}",
-                     subject="control plane")]  # fmt: skip
+                     subject="control plane", code=Code.CONTROL_PLANE)]  # fmt: skip
     components = {f.component for f in facts.control_plane}
     if len(components) > 1:
         each = {c: Controllers.parse([f.flag for f in facts.control_plane if f.component == c]) for c in components}
@@ -156,7 +157,7 @@ def take_control_plane(facts: Facts) -> list[Diagnostic]:
                 notes.append(warning(
                     f"the controller manager and the scheduler run with different feature gates ({', '.join(differ)}); "
                     "fleetrules takes one set for the control plane: the scheduler's, which come after",
-                    subject="control plane",
+                    subject="control plane", code=Code.CONTROL_PLANE
                 ))  # fmt: skip
     return notes
 

@@ -15,6 +15,7 @@ from engine.cli import inputs, options
 from engine.cli.app import EXIT_PROBLEMS, guarded, main, package_version, progress, say, warn
 from engine.cli.formats import DIFF, RESILIENCE, TEST, Compared, Swept, Tested
 from engine.cli.output import html_page, write_report
+from engine.codes import Code
 from engine.errors import UsageError, warning
 from engine.inputs.rules import RuleSet
 from engine.karmada.notes import gate_notes
@@ -173,6 +174,7 @@ def resilience(
                 "here; it runs with --controller enable-no-execute-taint-eviction=true --controller "
                 "feature-gates=Failover=true",
                 subject="--failure no-execute",
+                code=Code.GATE_OFF,
             )
         )
     for note in gate_notes(options.controllers(), (*rule_set.policies, *loaded.policies), loaded):
@@ -185,7 +187,7 @@ def resilience(
     if address is None:
         usable, cut = usable_workers(workers, len(plan) + 1)
         if cut is not None:
-            warn(warning(cut, subject="resilience"))
+            warn(warning(cut, subject="resilience", code=Code.EVALUATION))
             workers = usable
 
     def run(rule_set: RuleSet, label: str, said: bool) -> list[Impact]:
@@ -199,7 +201,7 @@ def resilience(
         if said:
             for words in (anyway(quiet), never_settle([quiet, *impacts])):
                 if words is not None:
-                    warn(warning(words, subject="resilience"))
+                    warn(warning(words, subject="resilience", code=Code.EVALUATION))
         return told_apart(impacts, quiet)
 
     new = run(rule_set, "scenarios", True)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from engine.codes import Code
 from engine.compile import ir
 from engine.compile.encoding import Symbols, derived_prop
 from engine.errors import Diagnostic, Span, error
@@ -27,7 +28,7 @@ _CHANGING = ("placement", "scheduled")
 class CompileError(Exception):
     def __init__(self, message: str, span: Span) -> None:
         super().__init__(message)
-        self.diagnostic = error(message, span)
+        self.diagnostic = error(message, span, code=Code.NOT_COMPILABLE)
 
 
 @dataclass(frozen=True)

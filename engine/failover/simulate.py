@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
+from engine.codes import Code
 from engine.compile import encoding, ir
 from engine.errors import Diagnostic, FactError, warning
 from engine.failover.controllers import (
@@ -124,7 +125,7 @@ class Simulator:
                     f"of {kind} (no InterpretHealth hook; a ResourceInterpreterCustomization with "
                     "healthInterpretation in the facts adds one)"
                 )
-                self.warnings.append(warning(message, subject=key))
+                self.warnings.append(warning(message, subject=key, code=Code.EVALUATION))
         for binding in self.world.bindings.values():  # what already runs
             for status in binding.aggregated_status:
                 if status.since is not None:
@@ -571,7 +572,7 @@ class Simulator:
                 + " (Karmada's controllers and scheduler would keep it up; the timeline lists it once)"
                 + (f"; evictions by {', '.join(str(r) for r in rules)}" if rules else "")
             )
-            out.append(warning(message))
+            out.append(warning(message, code=Code.EVALUATION))
         return out
 
     def _loop_ends(self, entry: Entry | None, at: dt.datetime) -> None:

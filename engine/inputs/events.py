@@ -21,6 +21,7 @@ import enum
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.codes import Code
 from engine.errors import Diagnostic, FactError, Span, error
 from engine.inputs.facts import LAST_YEAR, TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
@@ -66,25 +67,33 @@ def _field_problems(index: int, kind: EventKind, raw: dict[object, object], docu
     for key in body:
         if str(key) not in known:
             message = f"events[{index}].{kind}: unknown field {str(key)!r}; the fields of {kind} are {', '.join(known)}"
-            out.append(error(message, document.span(body, key, of_key=True)))
+            out.append(error(message, document.span(body, key, of_key=True), code=Code.EVENTS))
     for name in required:
         if name not in body:
-            out.append(error(f"events[{index}].{kind}.{name}: required", document.span(raw, kind.value)))
+            out.append(
+                error(f"events[{index}].{kind}.{name}: required", document.span(raw, kind.value), code=Code.EVENTS)
+            )
     for key, value in body.items():
         if str(key) not in known:
             continue
         where = document.span(body, key)
         if not isinstance(value, str):  # `status: true` is YAML's boolean, not the condition's "True"
             hint = f' (quote it: "{value}")' if isinstance(value, (bool, int, float)) else ""
-            out.append(error(f"events[{index}].{kind}.{key}: expected a string{hint}, found {_kind(value)}", where))
+            out.append(
+                error(
+                    f"events[{index}].{kind}.{key}: expected a string{hint}, found {_kind(value)}",
+                    where,
+                    code=Code.EVENTS,
+                )
+            )
         elif not value and key != "value":  # a taint's value may be empty; no name, type or status is
-            out.append(error(f"events[{index}].{kind}.{key}: expected a non-empty string", where))
+            out.append(error(f"events[{index}].{kind}.{key}: expected a non-empty string", where, code=Code.EVENTS))
     for key in raw:
         if key not in ("at", kind.value):
             message = (
                 f"events[{index}]: unknown key {str(key)!r}; an event has 'at' and one of {', '.join(EVENT_KINDS)}"
             )
-            out.append(error(message, document.span(raw, key, of_key=True)))
+            out.append(error(message, document.span(raw, key, of_key=True), code=Code.EVENTS))
     return out
 
 
@@ -101,7 +110,7 @@ class Event:
     span: Span  # where the event stands in its file
 
     def error(self, message: str) -> FactError:
-        return FactError([error(message, self.span)])
+        return FactError([error(message, self.span, code=Code.EVENTS)])
 
 
 def _offset(start: dt.datetime, seconds: int) -> dt.datetime | None:
@@ -120,17 +129,19 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
     if problems:
         raise FactError(problems)
     if len(documents) != 1:
-        raise FactError([error("expected one YAML document", Span(shown, 1, 1, 1, 2))])
+        raise FactError([error("expected one YAML document", Span(shown, 1, 1, 1, 2), code=Code.EVENTS)])
     document = documents[0]
     data = document.value
     if not isinstance(data, dict) or not isinstance(data.get("events"), list):
-        raise FactError([error("expected a mapping with 'start' and a list 'events'", document.span())])
+        raise FactError(
+            [error("expected a mapping with 'start' and a list 'events'", document.span(), code=Code.EVENTS)]
+        )
     try:
         start = parse_time(str(data.get("start", "")))
     except ValueError as exc:
         found = data.get("start")
         why = str(exc) if isinstance(exc, TimeOutOfRange) else f"expected an RFC 3339 time, found {found!r}"
-        raise FactError([error(f"start: {why}", document.span(data, "start"))]) from None
+        raise FactError([error(f"start: {why}", document.span(data, "start"), code=Code.EVENTS)]) from None
     events: list[Event] = []
     out: list[Diagnostic] = []
     for index, raw in enumerate(data["events"]):
@@ -138,18 +149,24 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
         kinds = sorted(set(raw) & set(EVENT_KINDS)) if isinstance(raw, dict) else []
         at = str(raw.get("at", "")) if isinstance(raw, dict) else ""
         if len(kinds) != 1 or not isinstance(raw[kinds[0]], dict):
-            out.append(error(f"events[{index}]: an event is one of {', '.join(EVENT_KINDS)} with its fields", where))
+            out.append(
+                error(
+                    f"events[{index}]: an event is one of {', '.join(EVENT_KINDS)} with its fields",
+                    where,
+                    code=Code.EVENTS,
+                )
+            )
             continue
         # bare seconds, or 90s, 5m, 1h30m (no longer than a rule file's numbers: past Python's digits of an int)
         seconds = None if len(at) > MAX_DIGITS else int(at) if at.isdigit() else parse_duration(at)
         if seconds is None:
             message = f"events[{index}].at: expected a duration after start such as 90s or 5m, found {at!r}"
-            out.append(error(message, document.span(raw, "at") if "at" in raw else where))
+            out.append(error(message, document.span(raw, "at") if "at" in raw else where, code=Code.EVENTS))
             continue
         when = _offset(start, seconds)
         if when is None:
             message = f"events[{index}].at: {at} after start is past the year {LAST_YEAR}"
-            out.append(error(message, document.span(raw, "at")))
+            out.append(error(message, document.span(raw, "at"), code=Code.EVENTS))
             continue
         kind = EventKind(kinds[0])
         problems = _field_problems(index, kind, raw, document)
@@ -161,7 +178,9 @@ def load_events(path: Path) -> tuple[dt.datetime, list[Event]]:
         if allowed and fields.get("status", allowed[0]) not in allowed:
             body = raw[kinds[0]]
             message = f"events[{index}].{kind}.status: expected {', '.join(allowed)}, found {fields['status']!r}"
-            out.append(error(message, document.span(body, next(k for k in body if str(k) == "status"))))
+            out.append(
+                error(message, document.span(body, next(k for k in body if str(k) == "status")), code=Code.EVENTS)
+            )
             continue
         events.append(Event(when, kind, fields, where))
     if out:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Severity, Span, UsageError
 
 RULE_SUFFIX = ".fr"
@@ -80,7 +81,7 @@ def read_source(
     where = at or Span(shown, 0, 0, 0, 0)
 
     def unreadable(message: str, span: Span = where) -> None:
-        diagnostics.append(Diagnostic(Severity.ERROR, message, span, unreadable=True))
+        diagnostics.append(Diagnostic(Severity.ERROR, message, span, unreadable=True, code=Code.UNREADABLE))
 
     try:
         size = path.stat().st_size

@@ -11,12 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from engine.codes import Code
 from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, FactError, Span, UsageError, did_you_mean, error, warning
 from engine.inputs import controlplane
@@ -117,13 +118,13 @@ class _Reader:
                 break
         return self.marks.span(container, key, of_key)
 
-    def _add(self, make: Any, path: str, message: str, of_key: bool = False) -> None:
+    def _add(self, make: Callable[..., Diagnostic], path: str, message: str, of_key: bool = False) -> None:
         text = f"{path}: {message}" if path else message
         span = self.span(path, of_key)
         if span is not None:
-            self.problems.append(make(f"{self.what}: {text}" if self.what else text, span))
+            self.problems.append(make(f"{self.what}: {text}" if self.what else text, span, code=Code.OBJECT))
         else:
-            self.problems.append(make(text, subject=self.subject))
+            self.problems.append(make(text, subject=self.subject, code=Code.OBJECT))
 
     def fail(self, path: str, message: str) -> None:
         self._add(error, path, message)
@@ -716,7 +717,7 @@ class FactSet:
         if not isinstance(obj, dict):
             message = f"expected a Kubernetes object (a mapping), found {_type_name(obj)}"
             if at is not None and not isinstance(obj, list):
-                self.problems.append(error(message, at))
+                self.problems.append(error(message, at, code=Code.OBJECT))
             else:
                 r.fail("", message)
             return
@@ -822,7 +823,7 @@ class FactSet:
                     "(Karmada's detector: failed to update binding due to different owner reference UID; which "
                     "template holds it depends on which the detector saw first)"
                 )
-                self.problems.append(warning(message, subject=workload.source))
+                self.problems.append(warning(message, subject=workload.source, code=Code.OBJECT))
                 continue
             bindings[pending.key] = pending
         return Facts(
@@ -899,7 +900,7 @@ def load_facts(
             documents, problems = load_text(text, shown)
         facts.problems += problems
         if not any(d.value is not None for d in documents) and not problems:
-            facts.problems.append(warning("no objects in this file", subject=shown))
+            facts.problems.append(warning("no objects in this file", subject=shown, code=Code.OBJECT))
         for subject, obj, marks, at in _objects(documents, shown):
             facts.add(subject, obj, marks, at)
     python = [Document(obj, index, Marks("<python>")) for index, obj in enumerate(objects, start=1)]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Span, error, file_line, warning
 from engine.inputs.facts import MatchCondition, Taint, TaintPolicy, cluster_taint_problem, parse_time
 from engine.inputs.yaml import Marks, load_text
@@ -90,10 +91,14 @@ class _Converter:
         return self.span(obj)
 
     def fail(self, obj: Any, path: str, message: str) -> None:
-        self.problems.append(error(f"{path}: {message}", self.field_span(obj, path), subject=self.source))
+        self.problems.append(
+            error(f"{path}: {message}", self.field_span(obj, path), subject=self.source, code=Code.POLICY_YAML)
+        )
 
     def warn(self, obj: Any, path: str, message: str) -> None:
-        self.problems.append(warning(f"{path}: {message}", self.field_span(obj, path), subject=self.source))
+        self.problems.append(
+            warning(f"{path}: {message}", self.field_span(obj, path), subject=self.source, code=Code.POLICY_YAML)
+        )
 
     def word(self, value: Any, obj: Any, path: str) -> ast.Word:
         if not isinstance(value, str):
@@ -162,7 +167,9 @@ class _Converter:
         for key in obj:
             if key not in allowed:
                 message = f"{path}.{key}: unknown field, not evaluated"
-                self.problems.append(warning(message, self.span(obj, key, of_key=True), subject=self.source))
+                self.problems.append(
+                    warning(message, self.span(obj, key, of_key=True), subject=self.source, code=Code.POLICY_YAML)
+                )
 
     # ------------------------------------------------------------ selectors
     def label_selector(self, raw: Any, parent: Any, path: str) -> ast.Selector:
@@ -818,7 +825,9 @@ def policy_file(shown: str, text: str) -> tuple[ast.File | None, list[Diagnostic
             elif isinstance(item, dict) and item.get("kind") == "ClusterTaintPolicy":
                 taint_policies.append(PolicyObject(shown, item, document.marks))
             elif item is not None and not isinstance(item, dict):
-                problems.append(error(f"document {document.index} is not an object", document.span()))
+                problems.append(
+                    error(f"document {document.index} is not an object", document.span(), code=Code.POLICY_YAML)
+                )
     policies, converted = convert_objects(objects)
     _, tainting = convert_taint_policies(taint_policies)
     tree = ast.File(items=tuple(policies), path=shown, span=Span(shown, 1, 1, 1, 1))

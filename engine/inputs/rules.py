@@ -14,6 +14,7 @@ from functools import cache
 from importlib.resources import files as files_of
 from pathlib import Path
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Severity, Span, error, warning
 from engine.inputs.files import MAX_FILE_BYTES, RULE_SUFFIX, Paths, display_path, expand, path_list, read_source
 from engine.inputs.policies import policy_file
@@ -102,12 +103,14 @@ class _Loader:
         key = path.resolve()
         if key in chain:
             cycle = " -> ".join(display_path(p) for p in (*chain[chain.index(key) :], key))
-            self.diagnostics.append(error(f"include cycle: {cycle}", at))
+            self.diagnostics.append(error(f"include cycle: {cycle}", at, code=Code.INCLUDE))
             return
         if key in self.files:
             return
         if len(chain) >= MAX_INCLUDE_DEPTH:
-            self.diagnostics.append(error(f"includes nest deeper than {MAX_INCLUDE_DEPTH} files", at))
+            self.diagnostics.append(
+                error(f"includes nest deeper than {MAX_INCLUDE_DEPTH} files", at, code=Code.INCLUDE)
+            )
             return
         shown = display_path(path)
         if len(self.files) >= MAX_FILES:
@@ -140,7 +143,9 @@ class _Loader:
         if tree is None:
             return
         if not tree.items and not syntax:
-            self.diagnostics.append(warning("no rules, policies or includes in this file", Span(shown, 0, 0, 0, 0)))
+            self.diagnostics.append(
+                warning("no rules, policies or includes in this file", Span(shown, 0, 0, 0, 0), code=Code.INCLUDE)
+            )
         for include in tree.includes:
             target = self._include(path, include)
             if target is not None:
@@ -157,7 +162,9 @@ class _Loader:
     def _over(self, message: str, at: Span | None, shown: str) -> None:
         """A limit of the whole rule set: reported once, at the file or item past it; reading stops."""
         if not self.stopped:
-            self.diagnostics.append(Diagnostic(Severity.ERROR, message, at or Span(shown, 0, 0, 0, 0), unreadable=True))
+            self.diagnostics.append(
+                Diagnostic(Severity.ERROR, message, at or Span(shown, 0, 0, 0, 0), unreadable=True, code=Code.TOO_LARGE)
+            )
         self.stopped = True
 
     def _include(self, path: Path, include: ast.Include) -> Path | None:
@@ -166,7 +173,7 @@ class _Loader:
         name, span = include.path.value, include.path.span
         if Path(name).is_absolute():
             self.diagnostics.append(
-                error(f"include {name!r}: an include is a path relative to the including file", span)
+                error(f"include {name!r}: an include is a path relative to the including file", span, code=Code.INCLUDE)
             )
             return None
         target = path.parent / name
@@ -175,18 +182,18 @@ class _Loader:
             message = (
                 f"include {name!r}: outside the rule tree ({where}); includes stay below the paths given (or a --root)"
             )
-            self.diagnostics.append(error(message, span))
+            self.diagnostics.append(error(message, span, code=Code.INCLUDE))
             return None
         if not target.exists():
-            self.diagnostics.append(error(f"included file not found: {name}", span))
+            self.diagnostics.append(error(f"included file not found: {name}", span, code=Code.INCLUDE))
             return None
         if not target.is_file():
-            self.diagnostics.append(error(f"included path is not a regular file: {name}", span))
+            self.diagnostics.append(error(f"included path is not a regular file: {name}", span, code=Code.INCLUDE))
             return None
         if not os.path.realpath(target).endswith(RULE_FILE_SUFFIXES):  # never read (and echo) what is not ours
             suffixes = ", ".join(RULE_FILE_SUFFIXES)
             message = f"include {name!r}: not a rule file (its name ends in none of {suffixes})"
-            self.diagnostics.append(error(message, span))
+            self.diagnostics.append(error(message, span, code=Code.INCLUDE))
             return None
         return target
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Span, error
 from engine.kube import gojson
 
@@ -282,9 +283,9 @@ def _yaml_error(exc: yaml.YAMLError, file: str) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     if mark is None:
-        return error(f"invalid YAML: {problem}", Span(file, 1, 1, 1, 2))
+        return error(f"invalid YAML: {problem}", Span(file, 1, 1, 1, 2), code=Code.YAML)
     line, column = mark.line + 1, mark.column + 1
-    return error(f"invalid YAML: {problem}", Span(file, line, column, line, column + 1))
+    return error(f"invalid YAML: {problem}", Span(file, line, column, line, column + 1), code=Code.YAML)
 
 
 class _NotJson(Exception):
@@ -625,12 +626,16 @@ def _load_yaml(text: str, file: str) -> tuple[list[Document], list[Diagnostic]]:
             if loader.aliased and expanded_size(value, MAX_VALUES) > MAX_VALUES:
                 where = marks.span(value)
                 message = f"document {index}: YAML aliases expand to more than {MAX_VALUES:,} values"
-                return documents, [error(message, where)]
+                return documents, [error(message, where, code=Code.TOO_LARGE)]
             documents.append(Document(value, index, marks, loader.start))
     except yaml.YAMLError as exc:
         return documents, [_yaml_error(exc, file)]
     except RecursionError:  # the depth bound keeps construction shallow; this is the last guard
-        return documents, [error(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", Span(file, 1, 1, 1, 2))]
+        return documents, [
+            error(
+                f"invalid YAML: nested more than {MAX_DEPTH} levels deep", Span(file, 1, 1, 1, 2), code=Code.TOO_LARGE
+            )
+        ]
     finally:
         loader.dispose()
     return documents, []
@@ -642,15 +647,17 @@ def read_text(path: Path, shown: str, what: str, max_bytes: int = MAX_BYTES) -> 
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            return None, [error(f"{size} bytes; {what} are limited to {max_bytes}", where, subject=shown)]
+            return None, [
+                error(f"{size} bytes; {what} are limited to {max_bytes}", where, subject=shown, code=Code.TOO_LARGE)
+            ]
         data = path.read_bytes()
     except OSError as exc:
-        return None, [error(f"cannot read: {exc.strerror or exc}", subject=shown)]
+        return None, [error(f"cannot read: {exc.strerror or exc}", subject=shown, code=Code.UNREADABLE)]
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, [error(f"not UTF-8 text (byte {exc.start})", Span(shown, line, 1, line, 2))]
+        return None, [error(f"not UTF-8 text (byte {exc.start})", Span(shown, line, 1, line, 2), code=Code.UNREADABLE)]
 
 
 def load_file(path: Path, shown: str, what: str = "YAML files") -> tuple[list[Document], list[Diagnostic]]:

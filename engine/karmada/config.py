@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.codes import Code
 from engine.errors import Diagnostic, FleetrulesError, Span, error
 from engine.inputs.files import display_path
 from engine.inputs.yaml import load_file
@@ -61,7 +62,7 @@ def load(path: Path) -> Config:
         return Config(shown)
     if len(values) > 1 or not isinstance(values[0].value, dict):
         where = values[1 if len(values) > 1 else 0].span()
-        raise FleetrulesError([error(f"expected one mapping of {', '.join(KEYS)}", where)])
+        raise FleetrulesError([error(f"expected one mapping of {', '.join(KEYS)}", where, code=Code.CONTROL_PLANE)])
     document, data = values[0], values[0].value
     out: list[Diagnostic] = []
 
@@ -70,25 +71,31 @@ def load(path: Path) -> Config:
 
     for key in data:
         if key not in KEYS:
-            out.append(error(f"unknown key {str(key)!r}; a config file has {', '.join(KEYS)}", at(key, True)))
+            out.append(
+                error(
+                    f"unknown key {str(key)!r}; a config file has {', '.join(KEYS)}",
+                    at(key, True),
+                    code=Code.CONTROL_PLANE,
+                )
+            )
     version = None
     if "karmadaVersion" in data:
         try:
             version = (karmada_version(str(data["karmadaVersion"])), str(at("karmadaVersion")))
         except ValueError as exc:
-            out.append(error(f"karmadaVersion: {exc}", at("karmadaVersion")))
+            out.append(error(f"karmadaVersion: {exc}", at("karmadaVersion"), code=Code.CONTROL_PLANE))
     flags: list[tuple[str, str]] = []
     raw = data.get("controller")
     if raw is not None and not (isinstance(raw, list) and all(isinstance(f, str) for f in raw)):
         message = "controller: expected a list of FLAG=VALUE strings, as --controller takes them"
-        out.append(error(message, at("controller")))
+        out.append(error(message, at("controller"), code=Code.CONTROL_PLANE))
     elif raw is not None:
         for index, flag in enumerate(raw):
             where = at(index, holder=raw)
             try:
                 Controllers.parse([f for f, _ in flags] + [flag])
             except ValueError as exc:
-                out.append(error(f"controller: {exc}", where))
+                out.append(error(f"controller: {exc}", where, code=Code.CONTROL_PLANE))
                 continue
             flags.append((flag, str(where)))
     if out:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Span, listed, warning
 from engine.inputs.facts import Cluster, Facts
 from engine.inputs.matching import taint_changes
@@ -22,7 +23,11 @@ def gate_note(what: Sequence[str], does: str, off: str, turn_on: str, span: Span
         f"{listed(what, 3)}: {does}: {off}, as Karmada ships it (v1.18, v1.19); if your control plane turns it on, "
         f"evaluate with {turn_on}"
     )
-    return warning(message, span) if span is not None else warning(message, subject="feature gates")
+    return (
+        warning(message, span, code=Code.GATE_OFF)
+        if span is not None
+        else warning(message, subject="feature gates", code=Code.GATE_OFF)
+    )
 
 
 def scheduling_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy], facts: Facts) -> list[Diagnostic]:
@@ -99,7 +104,7 @@ def unmodelled_gate_note(controllers: Controllers) -> Diagnostic | None:
         if names:
             verb = "are" if len(names) > 1 else "is"
             parts.append(f"{_and(names)} {verb} {state} and ignored: nothing fleetrules computes changes")
-    return warning("; ".join(parts), subject="control plane" if not gates else "feature gates")
+    return warning("; ".join(parts), subject="control plane" if not gates else "feature gates", code=Code.NOT_MODELLED)
 
 
 def _and(names: Sequence[str]) -> str:
@@ -123,7 +128,7 @@ def cluster_controller_note(changed: Sequence[Cluster]) -> Diagnostic:
         f"for their Ready condition (taintClusterByCondition): {listed(named, 3)}; the scheduler requeues the "
         "bindings their affinity matches, and schedules the Duplicated ones again"
     )
-    return warning(message, subject="clusters")
+    return warning(message, subject="clusters", code=Code.CONTROLLER_CHANGE)
 
 
 def _taint_policy_changes(shown: Sequence[Cluster], tainted: Sequence[Cluster]) -> Diagnostic:
@@ -138,7 +143,7 @@ def _taint_policy_changes(shown: Sequence[Cluster], tainted: Sequence[Cluster]) 
         f"the ClusterTaintPolicies change the taints of {len(changed)} cluster(s) the snapshot shows, as their "
         f"controller does at once for the conditions the clusters report: {listed(changed, 3)}"
     )
-    return warning(message, subject="ClusterTaintPolicy")
+    return warning(message, subject="ClusterTaintPolicy", code=Code.CONTROLLER_CHANGE)
 
 
 def failover_gate_notes(controllers: Controllers, policies: Sequence[ast.Policy], facts: Facts) -> list[Diagnostic]:

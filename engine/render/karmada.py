@@ -13,6 +13,7 @@ from typing import Any, assert_never
 
 import yaml
 
+from engine.codes import Code
 from engine.errors import Diagnostic, RuleError, error
 from engine.kube.interpreter import BUILT_IN_HEALTH
 from engine.syntax import ast
@@ -56,7 +57,11 @@ class _Writer:
         self.problems: list[Diagnostic] = []
 
     def refuse(self, what: str, span: Any) -> None:
-        self.problems.append(error(f"{what} has no PropagationPolicy field; convert --to yaml cannot write it", span))
+        self.problems.append(
+            error(
+                f"{what} has no PropagationPolicy field; convert --to yaml cannot write it", span, code=Code.EXTENSION
+            )
+        )
 
     def selector(self, selector: ast.Selector, fields: bool = False) -> dict[str, Any]:
         """A labelSelector (matchLabels for `=`, matchExpressions otherwise); a fieldSelector has only
@@ -107,7 +112,7 @@ class _Writer:
                     message = (
                         f"kind {kind.value}: fleetrules does not know its apiVersion, which a resourceSelector needs"
                     )
-                    self.problems.append(error(message, kind.span))
+                    self.problems.append(error(message, kind.span, code=Code.EXTENSION))
                     continue
                 for namespace in namespaces:
                     for name in names:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from engine.codes import Code
 from engine.errors import Diagnostic, Span, file_line
 from engine.render.diff import clusters_text
 from engine.review.diff import Diff
@@ -112,16 +113,12 @@ def log(rules: Mapping[str, str], findings: Sequence[Finding], version: str) -> 
 
 # ---------------------------------------------------------------- check
 
-CHECK_RULES = {
-    "check/error": "The rule files have an error: fleetrules (and Karmada, for policies) would refuse them",
-    "check/warning": "The rule files have something that works, but probably not as meant",
-}
-
 
 def check_sarif(diagnostics: Sequence[Diagnostic], version: str) -> str:
+    """Each diagnostic a result whose ruleId is its code (engine.codes); the rules are the codes found."""
     findings = [
         Finding(
-            "check/error" if d.is_error else "check/warning",
+            d.code.id,
             "error" if d.is_error else "warning",
             d.message,
             (d.span,) if d.span is not None else (),
@@ -129,7 +126,8 @@ def check_sarif(diagnostics: Sequence[Diagnostic], version: str) -> str:
         )
         for d in diagnostics
     ]
-    return log(CHECK_RULES, findings, version)
+    used = {d.code for d in diagnostics}
+    return log({c.id: f"{c.slug}: {c.summary}" for c in Code if c in used}, findings, version)
 
 
 # ---------------------------------------------------------------- test

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from engine.codes import Code
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding
 from engine.results import Placement
@@ -89,12 +90,12 @@ def order_notes(
             f"group goes ({len(first)} group(s) scheduled together now), {unseen}: another order may place them "
             "elsewhere"
         )
-        out.append(warning(message, subject="queue"))
+        out.append(warning(message, subject="queue", code=Code.EVALUATION))
     if shared:
         groups_said = listed([f"{g} in {ns}" for g, ns in shared], 3)
         message = (
             f"which member of anti-affinity group(s) {groups_said} is left without a cluster depends on the order the "
             f"scheduler takes them in ({len(shared)} group(s)), {unseen}"
         )
-        out.append(warning(message, subject="queue"))
+        out.append(warning(message, subject="queue", code=Code.EVALUATION))
     return out

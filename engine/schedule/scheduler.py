@@ -22,6 +22,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from engine.backend import Decision, DecisionKind, Program, Session
+from engine.codes import Code
 from engine.compile import encoding
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Cluster, Facts
@@ -612,7 +613,7 @@ class Scheduler:
                 f"clusters without status.apiEnablements ({names}) are taken to serve every API; Karmada's "
                 "APIEnablement filter places nothing new on a cluster whose APIs it does not know"
             )
-            out.append(warning(message, subject="clusters"))
+            out.append(warning(message, subject="clusters", code=Code.EVALUATION))
         out += self.gate_warnings
         unmatched = set(self.unmatched)
         # a control plane's dump holds thousands of templates no policy selects (RBAC, CRDs, Services, …): beyond a
@@ -624,9 +625,15 @@ class Scheduler:
         for binding in self.facts.bindings:
             key, note = binding.key, self.notes.get(binding.key)
             if key in unmatched and (note or not summarized):
-                out.append(warning(f"no policy selects binding {key}" + (f" ({note})" if note else ""), subject=key))
+                out.append(
+                    warning(
+                        f"no policy selects binding {key}" + (f" ({note})" if note else ""),
+                        subject=key,
+                        code=Code.EVALUATION,
+                    )
+                )
             elif note and key not in unmatched:
-                out.append(warning(f"binding {key}: {note}", subject=key))
+                out.append(warning(f"binding {key}: {note}", subject=key, code=Code.EVALUATION))
         return tuple(out)
 
 
@@ -637,7 +644,7 @@ def unselected_warning(bindings: Sequence[Binding]) -> Diagnostic:
         by_kind.setdefault(b.kind, []).append(b.key)
     kinds = sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0]))
     said = "; ".join(f"{kind} {len(keys)} ({listed(keys, SHOWN_NAMES)})" for kind, keys in kinds)
-    return warning(f"no policy selects {len(bindings)} bindings: {said}", subject="bindings")
+    return warning(f"no policy selects {len(bindings)} bindings: {said}", subject="bindings", code=Code.EVALUATION)
 
 
 @dataclass

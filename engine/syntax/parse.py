@@ -22,6 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 from lark.parsers.lalr_parser_state import ParserState
 
+from engine.codes import Code
 from engine.errors import Diagnostic, RuleError, Span, error, expect
 from engine.syntax import ast
 
@@ -86,14 +87,16 @@ def _unexpected_token(path: str, token: Token, expected: set[str]) -> Diagnostic
     wanted = sorted({_describe(t) for t in expected})
     listed = ", ".join(wanted[:10]) + (", …" if len(wanted) > 10 else "")
     if token.type == "$END":
-        return error(f"unexpected end of file; expected {listed}", _token_span(path, token))
+        return error(f"unexpected end of file; expected {listed}", _token_span(path, token), code=Code.SYNTAX)
     text = str(token)
     if token.type == "IDENT":
         words = sorted(w.strip("'") for w in wanted if w.startswith("'") and w[1:2].isalpha())
         guess = difflib.get_close_matches(text, words, n=1, cutoff=0.6)
         if guess:
-            return error(f"unknown keyword '{text}'; did you mean '{guess[0]}'?", _token_span(path, token))
-    return error(f"unexpected '{text}'; expected {listed}", _token_span(path, token))
+            return error(
+                f"unknown keyword '{text}'; did you mean '{guess[0]}'?", _token_span(path, token), code=Code.SYNTAX
+            )
+    return error(f"unexpected '{text}'; expected {listed}", _token_span(path, token), code=Code.SYNTAX)
 
 
 def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Token], list[ast.Comment], bool]:
@@ -113,7 +116,7 @@ def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Toke
                 elif token.type in ("INT", "DURATION") and len(token) > MAX_DIGITS:
                     what = "number" if token.type == "INT" else "duration"
                     message = f"a {what} of {len(token):,} characters; numbers here have at most {MAX_DIGITS} digits"
-                    diagnostics.append(error(message, _token_span(path, token)))
+                    diagnostics.append(error(message, _token_span(path, token), code=Code.TOO_LARGE))
                     tokens.append(token.update(value="0" if token.type == "INT" else "0s"))
                     too_long = True
                 elif token.type != "WS":
@@ -125,7 +128,7 @@ def _lex(path: str, text: str, diagnostics: list[Diagnostic]) -> tuple[list[Toke
             span = Span(path, exc.line, exc.column, exc.line, exc.column + 1)
             negative = bad == "-" and text[position + 1 : position + 2].isdigit()
             hint = "; numbers and durations cannot be negative" if negative else ""
-            diagnostics.append(error(f"unexpected character {bad!r}{hint}", span))
+            diagnostics.append(error(f"unexpected character {bad!r}{hint}", span, code=Code.SYNTAX))
             if len(diagnostics) >= MAX_ERRORS:
                 return [], [], False
             chars[position] = " "
@@ -166,7 +169,9 @@ def _parse_tokens(path: str, text: str, tokens: list[Token], diagnostics: list[D
         brackets += (token.type in _OPENERS) - (token.type in _CLOSERS and brackets > 0)
         nots = nots + 1 if token.type == "NOT" else 0
         if brackets + nots > MAX_NESTING:  # stop here: each token fed below copies a stack as deep as this
-            diagnostics.append(error(f"nested more than {MAX_NESTING} levels deep", _token_span(path, token)))
+            diagnostics.append(
+                error(f"nested more than {MAX_NESTING} levels deep", _token_span(path, token), code=Code.TOO_LARGE)
+            )
             return None
         trial = _fed(state, token)
         if trial is None:
@@ -218,13 +223,13 @@ def parse_partial(text: str, path: str = "<string>") -> tuple[ast.File | None, l
     tree = _parse_tokens(path, text, tokens, diagnostics) if len(diagnostics) < MAX_ERRORS else None
     if tree is None or too_long:
         if not diagnostics:
-            diagnostics.append(error("the file could not be parsed", Span(path, 1, 1, 1, 2)))
+            diagnostics.append(error("the file could not be parsed", Span(path, 1, 1, 1, 2), code=Code.SYNTAX))
         return None, diagnostics
     deep = _too_deep(tree, MAX_NESTING)
     if deep is not None:
         line, column = getattr(deep.meta, "line", 1), getattr(deep.meta, "column", 1)
         where = Span(path, line, column, line, column + 1)
-        diagnostics.append(error(f"nested more than {MAX_NESTING} levels deep", where))
+        diagnostics.append(error(f"nested more than {MAX_NESTING} levels deep", where, code=Code.TOO_LARGE))
         return None, diagnostics
     try:
         items = _ToAst(path, diagnostics).transform(tree)
@@ -281,7 +286,7 @@ class _ToAst(Transformer[Token, Any]):
         try:
             value = json.loads(str(token))
         except json.JSONDecodeError as exc:
-            raise RuleError([error(f"invalid string literal: {exc.msg}", self._tok(token))]) from None
+            raise RuleError([error(f"invalid string literal: {exc.msg}", self._tok(token), code=Code.SYNTAX)]) from None
         assert isinstance(value, str)
         return value
 
