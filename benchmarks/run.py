@@ -280,7 +280,7 @@ def incremental(rules: RuleSet, facts: Facts) -> float:
 
 def compile_rules(count: int) -> float:
     """Seconds to parse, check and compile a file of ``count`` rules into a registered engine program."""
-    from engine.schedule.program import program
+    from engine.schedule.registry import program
 
     text = "".join(
         f'rule r{i} {{\n  when binding b (b.labels.team == "t{i}")\n   and cluster c (c.labels.tier != "t{i % 7}")\n'

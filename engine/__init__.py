@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "Reason": "engine.results",
     "Result": "engine.results",
     "RuleError": "engine.errors",
-    "RuleSet": "engine.inputs.rules",
+    "RuleSet": "engine.inputs.rule_files",
     "Severity": "engine.errors",
     "Span": "engine.errors",
     "UsageError": "engine.errors",
@@ -56,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     "format_file": "engine.syntax.fmt",
     "format_source": "engine.syntax.fmt",
     "load_facts": "engine.inputs.objects",
-    "load_rules": "engine.checker.rules",
+    "load_rules": "engine.checker.rule_set",
     "parse": "engine.syntax.parse",
     "result_data": "engine.render.results",
     "simulate": "engine.pipeline",
@@ -66,12 +66,12 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from engine.checker.rules import load_rules
+    from engine.checker.rule_set import load_rules
     from engine.checker.semantic import check
     from engine.errors import Diagnostic, FactError, FleetrulesError, RuleError, Severity, Span, UsageError
     from engine.inputs.facts import Binding, Cluster, EvictionTask, Facts
     from engine.inputs.objects import load_facts
-    from engine.inputs.rules import RuleSet
+    from engine.inputs.rule_files import RuleSet
     from engine.karmada.gates import Controllers
     from engine.pipeline import evaluate, simulate
     from engine.render.results import result_data, to_json, to_text, to_yaml

@@ -44,7 +44,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
-from engine.checker.rules import load_rule_set
+from engine.checker.rule_set import load_rule_set
 from engine.checker.semantic import check
 from engine.codes import Code
 from engine.compile import ir
@@ -55,7 +55,7 @@ from engine.compile.policies import policy_rules
 from engine.compile.rules import compile_rules
 from engine.errors import Diagnostic, FleetrulesError, Severity, Span
 from engine.inputs.files import display_path
-from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree, visible_conditions
+from engine.inputs.rule_files import RULE_FILE_SUFFIXES, in_tree, rule_tree, visible_conditions
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.karmada.notes import gate_notes
 from engine.syntax import ast
@@ -472,7 +472,7 @@ def server() -> LanguageServer:
         found = diagnostics(uri, document.source, roots())
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version=document.version))
 
-    async def later(uri: str) -> None:
+    async def publish_later(uri: str) -> None:
         """Check the document once typing pauses: a change while this one waits supersedes it."""
         pending[uri] = mine = pending.get(uri, 0) + 1
         await asyncio.sleep(DEBOUNCE)
@@ -485,7 +485,7 @@ def server() -> LanguageServer:
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        await later(params.text_document.uri)
+        await publish_later(params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: types.DidSaveTextDocumentParams) -> None:

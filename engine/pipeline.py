@@ -12,13 +12,13 @@ from engine.errors import Diagnostic, UsageError
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
 from engine.inputs.facts import LAST_YEAR, Facts, TimeOutOfRange, parse_time
-from engine.inputs.rules import RuleSet
+from engine.inputs.rule_files import RuleSet
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.karmada.notes import changed_clusters, cluster_controller_note, scheduling_gate_notes
 from engine.results import Entry, Eviction, Result
 from engine.schedule.dependencies import distribute
 from engine.schedule.detector import detected, unbuilt_bindings
-from engine.schedule.program import program
+from engine.schedule.registry import program
 from engine.schedule.reschedule import HeldPlacement, Trigger, held_placements
 from engine.schedule.scheduler import Scheduler
 from engine.schedule.selection import PolicyChooser

@@ -179,7 +179,7 @@ def test_a_snapshot_cluster_gets_the_policys_taint_when_its_dump_does_not_show_i
 
 
 def _warnings(facts: Facts, controllers: Controllers) -> tuple[Diagnostic, ...]:
-    from engine.inputs.rules import RuleSet
+    from engine.inputs.rule_files import RuleSet
     from engine.pipeline import scheduler_for
 
     scheduler = scheduler_for(RuleSet((), {}), facts, controllers=controllers)
@@ -282,7 +282,7 @@ def test_simulate_applies_the_policies_when_a_clusters_conditions_change(tmp_pat
 def test_without_the_failover_gate_the_taints_are_as_the_snapshot_shows(tmp_path: Path) -> None:
     """startClusterTaintPolicyController (cmd/controller-manager/app/controllermanager.go) starts the controller
     only with the Failover feature gate on."""
-    from engine.inputs.rules import RuleSet
+    from engine.inputs.rule_files import RuleSet
     from engine.karmada.gates import Controllers
     from engine.pipeline import scheduler_for
 

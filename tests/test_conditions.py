@@ -69,7 +69,7 @@ rule only-gpu {
 
 
 def test_the_filter_and_the_taint_manager_use_the_librarys_condition() -> None:
-    from engine.inputs.rules import library_files, visible_conditions
+    from engine.inputs.rule_files import library_files, visible_conditions
 
     (definition_file,) = [f for f in library_files() if f.conditions]
     assert definition_file.path == "<builtin>/tolerations.fr"

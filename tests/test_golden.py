@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.checker.rules import load_rule_set
+from engine.checker.rule_set import load_rule_set
 from engine.errors import render
 from engine.syntax.ast import dump
 from engine.syntax.fmt import format_file, format_source

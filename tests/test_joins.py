@@ -16,7 +16,7 @@ from engine.compile.joins import plan
 from engine.errors import NO_SPAN
 from engine.inputs.events import Event, EventKind
 from engine.render.results import explain_text, to_json
-from engine.schedule.program import program
+from engine.schedule.registry import program
 
 # ---------------------------------------------------------------- plans
 
@@ -372,7 +372,7 @@ def test_a_preference_over_peers_counts_them_from_the_nested_index(tmp_path: Pat
     """1,000 workloads of one group on 50 clusters were quadratic (each binding visited every peer placement and
     named each in its decisions: 36 s, 3.5 GB with explanations; issue 28). The generated join counts each
     group from the nested index, less the binding's own, and names the matches only when read."""
-    from engine.schedule.program import program
+    from engine.schedule.registry import program
 
     path = tmp_path / "r.fr"
     path.write_text(

@@ -56,7 +56,7 @@ CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Prefer: Entry("act_prefer", "prefer", ("compile/rules.py",), yaml=False),
     ast.Derive: Entry("act_derive", "derive", ("compile/rules.py",), yaml=False),
     ast.Evict: Entry("act_evict", "evict", ("compile/rules.py",), yaml=False),
-    ast.Include: Entry("include", "include", ("inputs/rules.py",), yaml=False),
+    ast.Include: Entry("include", "include", ("inputs/rule_files.py",), yaml=False),
     ast.Policy: Entry("policy", "policy", ("schedule/scheduler.py",)),
     ast.Rule: Entry("rule", "rule", ("compile/rules.py",), yaml=False),
     ast.Condition: Entry("condition", "condition", ("syntax/conditions.py", "lsp.py"), yaml=False),

@@ -15,7 +15,7 @@ from engine.backend.planned import PlannedSession
 from engine.cli import main
 from engine.errors import UsageError
 from engine.inputs.facts import Facts, TargetCluster
-from engine.inputs.rules import RuleSet
+from engine.inputs.rule_files import RuleSet
 from engine.render.resilience import to_json, to_sarif, to_text
 from engine.review.resilience import Base, Scenario, scenarios, sweep
 from tests.gates import ON

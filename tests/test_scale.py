@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.checker.rules import builtin_rules
+from engine.checker.rule_set import builtin_rules
 from engine.compile.lift import lift
 from engine.compile.program import compile_rule_set
 from engine.schedule.views import Constant, Overlay, Subset
@@ -171,7 +171,7 @@ def test_lifting_changes_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     rules over them) give byte for byte the same placements and explanations whether the rules are lifted to their
     policy's or group's scope (the default) or every rule is matched per binding inside durable-rules."""
     from engine import evaluate, load_facts, load_rules
-    from engine.schedule import program
+    from engine.schedule import registry
     from tests.test_joins import _fleet, _outputs, _rule_text
 
     rng = random.Random(1000 + seed)
@@ -179,12 +179,12 @@ def test_lifting_changes_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     rules_path.write_text(_rule_text(rng))
     rules, facts = load_rules([rules_path]), load_facts(objects=_fleet(rng))
     lifted = evaluate(rules, facts, reschedule_all=seed % 2 == 0)
-    program._program.cache_clear()
+    registry._program.cache_clear()
     monkeypatch.setattr("engine.compile.program.lift", lambda rule: rule)
     try:
         per_binding = evaluate(rules, facts, reschedule_all=seed % 2 == 0, reference=True)
     finally:
-        program._program.cache_clear()
+        registry._program.cache_clear()
     expected, actual = _outputs(per_binding, lifted)
     assert actual == expected
 
@@ -221,7 +221,7 @@ def test_a_shared_attempt_holds_its_decisions_only_for_explanations(explained: b
     import sys
 
     from engine import load_facts
-    from engine.inputs.rules import RuleSet
+    from engine.inputs.rule_files import RuleSet
     from engine.pipeline import scheduler_for
     from tests.gates import ON
 

@@ -94,7 +94,7 @@ def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
     cluster_toleration`, and the toleration whose seconds ran out against the taint's age) use the library's one
     condition `tolerates` (rules/tolerations.fr), no rule restates it, and engine.failover.controllers.tolerates
     (which tolerations the taint manager uses) evaluates that condition, compiled as the rules have it."""
-    from engine.checker.rules import builtin_files, builtin_rules
+    from engine.checker.rule_set import builtin_files, builtin_rules
     from engine.compile import ir
     from engine.compile.encoding import Symbols
     from engine.compile.rules import compile_rules

@@ -220,7 +220,7 @@ class DurableProgram:
         rules = compiled.rules
         in_engine = list(range(len(rules))) if indexes is None else list(indexes)
         # the fact types durable-rules must see
-        self.engine_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
+        self.durable_types = frozenset(p.fact_type for i in in_engine for p in rules[i].patterns)
         self.name = f"fleetrules_{next(_NAMES)}"
         # every field each derived fact type has, so that absent ones can be set to ABSENT
         self.derived_fields: dict[str, set[str]] = defaultdict(set)
@@ -237,7 +237,7 @@ class DurableProgram:
                     self.negated[pattern.fact_type].append((index, pattern))
         rulesets: list[dict[str, Any]] = [{}]
         patterns = 0
-        keeping = sorted(self.engine_types)
+        keeping = sorted(self.durable_types)
 
         def keep() -> dict[str, Any]:  # durable-rules takes "run" out of the definitions it is given
             return {  # accepts every fact of the type, and never completes (nothing asserts __never__)
@@ -316,7 +316,7 @@ class DurableSession:
         _SESSIONS.pop(self.sid, None)
 
     # ------------------------------------------------------------ what rules decided
-    def decisions(self, owner: str, unlike: str | None = None) -> Sequence[Decision]:
+    def decisions(self, owner: str, asking: str | None = None) -> Sequence[Decision]:
         return self._decisions.get(owner, ())
 
     def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
@@ -360,7 +360,7 @@ class DurableSession:
         while True:
             fact_id = f"{fact_type[:2]}{next(self._ids)}"
             fact = {**props, "id": fact_id, "t": fact_type, "sid": self.sid}
-            if fact_type in self.program.engine_types:
+            if fact_type in self.program.durable_types:
                 try:
                     with _LOCK:
                         for name in self.program.names:
@@ -425,7 +425,7 @@ class DurableSession:
             self._retired[fact_id] = fact
         if fact_id in self._derived and self.withdrawn_to is not None:
             self.withdrawn_to(fact_id)
-        if fact["t"] in self.program.engine_types:
+        if fact["t"] in self.program.durable_types:
             with _LOCK:
                 for name in self.program.names:
                     _host().retract_fact(name, fact)

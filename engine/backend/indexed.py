@@ -403,7 +403,7 @@ class CompiledPlan:
         self.lookups = tuple(emitter.lookups)
         self.nested = tuple(emitter.nested)
         self.batched = tuple(emitter.batched)
-        self.unlike = emitter.unlike is not None  # it may leave out the matches a binding's name exempts
+        self.asking = emitter.asking is not None  # it may leave out the matches a binding's name exempts
         scope: dict[str, Any] = {
             "M": _MISSING,
             "C": _CHECK,
@@ -446,7 +446,7 @@ def decisions(
     facts: FactIndex,
     out: list[Decision],
     explained: bool = True,
-    unlike: str | None = None,
+    asking: str | None = None,
     added: Batch | None = None,
 ) -> None:
     """Append to ``out`` the decisions of every match of the planned rule in which ``anchor`` fills its
@@ -455,7 +455,7 @@ def decisions(
     durable-rules, the patterns of one match are filled by distinct facts (a fact matched by one pattern
     neither fills another nor counts against a `not`). ``explained``: a grouped decision names every match it
     stands for (Decision.group); without, only their count is kept (in its weight), which a group of peers
-    counted from the nested index makes without visiting them. ``unlike``: the name of a binding whose exempt
+    counted from the nested index makes without visiting them. ``asking``: the name of a binding whose exempt
     matches (a ``("name", …)`` exemption of a lifted rule: its own placements) may be left out. ``added``: only the
     matches in which that batch, the last added of its type, fills its pattern (``CompiledPlan.appends``)."""
     if plan.needs is not None and not (facts.by_type.get(plan.needs) or facts.batches.get(plan.needs)):
@@ -467,7 +467,7 @@ def decisions(
         values = key_values(added.common, plan.batched[at][1])
         batched = [*batched[:at], {values: {added.id: added}} if values is not None else {}, *batched[at + 1 :]]
     indexes, nested = facts.indexes(plan.lookups), facts.nested(plan.nested)
-    plan._match(anchor, indexes, nested, batched, facts, out, explained, unlike)
+    plan._match(anchor, indexes, nested, batched, facts, out, explained, asking)
 
 
 def evictions(plan: CompiledPlan, facts: FactIndex, out: list[Decision], explained: bool = True) -> None:
@@ -502,7 +502,7 @@ class _Emitter:
         self.batched: list[tuple[str, tuple[str, ...]]] = []  # B[i]: the index of batches on (type, keys)
         self.var = {plan.anchor: "A"}  # alias → the local that holds its fact
         # the property whose value a binding's name exempts (engine.compile.lift): matches with W there are left out
-        self.unlike = next(
+        self.asking = next(
             ((v.alias, v.prop) for name, v in rule.exempt if name == "name" and isinstance(v, ir.Ref)), None
         )
         self.types = {plan.anchor: plan.anchor_type}
@@ -613,9 +613,9 @@ class _Emitter:
             # batch replaced by its changed self moves only where its parts did, the batch under the others left as
             # it was: FactIndex.replace_batch), and of each batch, the facts of those parts are made
             found = f"(S.batches[{step.fact_type!r}][_i] for _i in b{depth})" if by_parts else f"b{depth}.values()"
-            unlike = self._unlike_on_batches(step)
-            if unlike is not None:  # a batch of W's own is passed over whole
-                found = f"(_g for _g in {found} if _g.common.get({unlike!r}, M) != W)"
+            asking = self._asking_on_batches(step)
+            if asking is not None:  # a batch of W's own is passed over whole
+                found = f"(_g for _g in {found} if _g.common.get({asking!r}, M) != W)"
             made = f"_g.having({step.keys!r}, {key})" if by_parts else "_g.members()"
             return f"((_f for _g in {found} for _f in {made}) if b{depth} is not None else ())"
         self.lookups.append((step.fact_type, step.keys))
@@ -651,15 +651,15 @@ class _Emitter:
         parts = [in_part(k) for k in step.keys]
         return bool(step.keys) and step.fact_type in BATCHED and (all(parts) or not any(parts))
 
-    def _unlike_on(self, step: Step) -> str | None:
+    def _asking_on(self, step: Step) -> str | None:
         """The property of the step's facts that W's exemption reads, if it reads the step's facts."""
-        return self.unlike[1] if self.unlike is not None and self.unlike[0] == step.alias else None
+        return self.asking[1] if self.asking is not None and self.asking[0] == step.alias else None
 
-    def _unlike_on_batches(self, step: Step) -> str | None:
+    def _asking_on_batches(self, step: Step) -> str | None:
         """The property W's exemption reads, if it reads the common part of the batches the step looks up (a
         batch of W's own is then passed over whole, one test per batch)."""
-        unlike = self._unlike_on(step)
-        return unlike if unlike is not None and self._batched(step) and not in_part(unlike) else None
+        asking = self._asking_on(step)
+        return asking if asking is not None and self._batched(step) and not in_part(asking) else None
 
     def _skip(self, depth: int, step: Step, fact: str) -> None:
         """Emit the test that passes over a candidate not filling the step: a fact already matched (of the
@@ -673,9 +673,9 @@ class _Emitter:
         ]
         if cond != ir.TRUE:
             tests.append(f"not {self._cond(cond, fact)}")
-        unlike = self._unlike_on(step)
-        if unlike is not None and not step.negated and self._unlike_on_batches(step) is None:
-            tests.append(f"{self._get(fact, unlike)} == W")  # never, with W None: no fact has None
+        asking = self._asking_on(step)
+        if asking is not None and not step.negated and self._asking_on_batches(step) is None:
+            tests.append(f"{self._get(fact, asking)} == W")  # never, with W None: no fact has None
         if tests:
             self._line(depth, f"if {' or '.join(tests)}:")
             self._line(depth + 1, "continue")
@@ -730,9 +730,9 @@ class _Emitter:
         batch, common, part, number, prefix = (f"{name}{at}" for name in ("bg", "bc", "bp", "bn", "bx"))
         self._line(depth, f"b{depth} = B[{len(self.batched) - 1}].get({key})")
         self._line(depth, f"for {batch} in (b{depth}.values() if b{depth} is not None else ()):")
-        unlike = self._unlike_on_batches(step)
-        if unlike is not None:  # a batch of W's own is passed over whole
-            self._line(depth + 1, f"if {batch}.common.get({unlike!r}, M) == W:")
+        asking = self._asking_on_batches(step)
+        if asking is not None:  # a batch of W's own is passed over whole
+            self._line(depth + 1, f"if {batch}.common.get({asking!r}, M) == W:")
             self._line(depth + 2, "continue")
         self._line(depth + 1, f"{common}, {prefix} = {batch}.common, {batch}.id + '.'")
         self._line(depth + 1, f"for {part}, {number} in zip({batch}.parts, {batch}.numbers):")

@@ -43,9 +43,9 @@ class PlannedProgram:
             i: CompiledPlan(p, rules[i], i) for i, p in enumerate(compiled.plans) if p is not None
         }
         in_engine = [i for i in range(len(rules)) if i not in self.plans]
-        self.engine = DurableProgram(compiled, in_engine) if in_engine else None
+        self.durable = DurableProgram(compiled, in_engine) if in_engine else None
         # the fact types durable-rules must see, and those the plans read
-        self.engine_types = self.engine.engine_types if self.engine is not None else frozenset()
+        self.durable_types = self.durable.durable_types if self.durable is not None else frozenset()
         self.planned_types = frozenset(p.fact_type for i in self.plans for p in rules[i].patterns)
         # the plans by the type of fact they are anchored on, and the fact types each anchor type's plans read
         # (the plans of rules that evict are asked for all their matches at once: ``evicting``)
@@ -129,7 +129,7 @@ def _equality(cond: ir.Cond) -> tuple[str, Any] | None:
     return None
 
 
-AnswerKey = str | tuple[str, str]  # an anchor's id, or (its id, the name of the binding asking: ``unlike``)
+AnswerKey = str | tuple[str, str]  # an anchor's id, or (its id, the name of the binding asking: ``asking``)
 
 
 class _Answers:
@@ -171,16 +171,16 @@ def _reuse(before: tuple[Decision, ...], made: list[Decision]) -> tuple[Decision
     alike: dict[tuple[Any, ...], list[Decision]] = defaultdict(list)
     for d in before:
         if not d.group:
-            alike[_alike(d)].append(d)
+            alike[_decision_key(d)].append(d)
     if not alike:
         return tuple(made)
-    out = tuple((found.pop() if (found := alike.get(_alike(d))) else d) if not d.group else d for d in made)
+    out = tuple((found.pop() if (found := alike.get(_decision_key(d))) else d) if not d.group else d for d in made)
     # every decision the one it was, in the same order: the answer it was, that very object (a shared result made
     # of it stands: a scenario's taint taken back)
     return before if len(out) == len(before) and all(a is b for a, b in zip(out, before, strict=True)) else out
 
 
-def _alike(d: Decision) -> tuple[Any, ...]:
+def _decision_key(d: Decision) -> tuple[Any, ...]:
     return (d.rule, d.binding, d.cluster, d.message, d.weight, d.kind, d.reason, d.matched, d.exempt)
 
 
@@ -204,11 +204,11 @@ class PlannedSession:
         self.explained = explained  # decisions name every match they stand for (for explanations)
         self.sid = f"p{next(_SIDS)}"
         self._ids = itertools.count(1)  # every fact's and batch's, the engine's too: an id is never used twice
-        self.engine: DurableSession | None = None
-        if program.engine is not None:
-            self.engine = program.engine.session(explained, self._ids)
-            self.engine.derived_to = self._derived
-            self.engine.withdrawn_to = self._dropped
+        self.durable: DurableSession | None = None
+        if program.durable is not None:
+            self.durable = program.durable.session(explained, self._ids)
+            self.durable.derived_to = self._derived
+            self.durable.withdrawn_to = self._dropped
         self._facts: dict[str, dict[str, Any]] = {}
         # explained: the facts retracted, as they were asserted (an explanation of a decision made before names
         # them: a peer's placement it matched, after the peer moved), and each batch id's batches replaced
@@ -248,25 +248,25 @@ class PlannedSession:
         self._keyed_of: dict[int, tuple[tuple[Mapping[str, Any], ...], dict[tuple[str, ...], frozenset[Any]]]] = {}
 
     def close(self) -> None:
-        if self.engine is not None:
-            self.engine.close()
+        if self.durable is not None:
+            self.durable.close()
 
     # ------------------------------------------------------------ what rules decided
-    def decisions(self, owner: str, unlike: str | None = None) -> Sequence[Decision]:
-        found = self.engine.decisions(owner) if self.engine is not None else ()
-        planned = [d for part in self._planned_parts(owner, unlike) for d in part]
+    def decisions(self, owner: str, asking: str | None = None) -> Sequence[Decision]:
+        found = self.durable.decisions(owner) if self.durable is not None else ()
+        planned = [d for part in self._planned_parts(owner, asking) for d in part]
         return [*found, *planned] if planned else found
 
     def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
-        found = self.engine.decisions(owner) if self.engine is not None else ()
+        found = self.durable.decisions(owner) if self.durable is not None else ()
         return (tuple(found) if found else (), *self._planned_parts(owner))
 
     def revision(self, owner: str) -> int:
         """A number that changes whenever the decisions about ``owner`` may have: the engine's, or a planned rule's
         answer let go (for a change of a fact it reads, of the anchor's key values where the rule looks it up so)."""
         revision = self._revision.get(owner, 0)
-        if self.engine is not None:
-            revision += self.engine.revision(owner)
+        if self.durable is not None:
+            revision += self.durable.revision(owner)
         anchor = self._facts.get(owner)
         if anchor is not None:
             revision += self._anchor_epoch.get(anchor["t"], 0)
@@ -297,9 +297,9 @@ class PlannedSession:
         counted = self._counted[owner] = tuple(p.index for p in plans if ir.holds(p.plan.anchor_cond, anchor, {}))
         return counted
 
-    def _planned_parts(self, owner: str, unlike: str | None = None) -> tuple[tuple[Decision, ...], ...]:
+    def _planned_parts(self, owner: str, asking: str | None = None) -> tuple[tuple[Decision, ...], ...]:
         """What each planned rule decides about the binding (or scope) fact ``owner``, on the facts as they are now;
-        each rule's answer kept (the same object) until a fact of a type that rule reads changes. ``unlike``: the
+        each rule's answer kept (the same object) until a fact of a type that rule reads changes. ``asking``: the
         decisions exempt for the binding so named may be left out (Session.decisions), an answer of its own."""
         anchor = self._facts.get(owner)
         if anchor is None:
@@ -309,19 +309,19 @@ class PlannedSession:
             answers = self._planned.get(plan.index)
             if answers is None:
                 answers = self._planned[plan.index] = _Answers()
-            unlike_here = unlike if plan.unlike else None
-            key: AnswerKey = owner if unlike_here is None else (owner, unlike_here)
+            asking_here = asking if plan.asking else None
+            key: AnswerKey = owner if asking_here is None else (owner, asking_here)
             found = answers.get(key)
             added = self._appended[plan.index].pop(key, None) if plan.index in self._appended else None
             if found is not None and added:
                 grown = list(found)
                 for batch in added:
-                    planned_decisions(plan, anchor, self.index, grown, self.explained, unlike_here, batch)
+                    planned_decisions(plan, anchor, self.index, grown, self.explained, asking_here, batch)
                 found = tuple(grown)
                 answers.put(key, found)
             if found is None:
                 made: list[Decision] = []
-                planned_decisions(plan, anchor, self.index, made, self.explained, unlike_here)
+                planned_decisions(plan, anchor, self.index, made, self.explained, asking_here)
                 before = self._stale[plan.index].pop(key, None)
                 found = _reuse(before, made) if before else tuple(made)
                 answers.put(key, found)
@@ -383,7 +383,7 @@ class PlannedSession:
                 planned_evictions(plan, self.index, made, self.explained)
                 found = self._evicted[plan.index] = tuple(made)
             planned += found
-        return (*self.engine.evictions(), *planned) if self.engine is not None else tuple(planned)
+        return (*self.durable.evictions(), *planned) if self.durable is not None else tuple(planned)
 
     def fact(self, fact_id: str) -> Mapping[str, Any] | None:
         found = self._facts.get(fact_id) or self._retired.get(fact_id)
@@ -402,13 +402,13 @@ class PlannedSession:
         return made
 
     def derivation(self, fact_id: str) -> Decision | None:
-        return self.engine.derivation(fact_id) if self.engine is not None else None
+        return self.durable.derivation(fact_id) if self.durable is not None else None
 
     # ------------------------------------------------------------ facts
     def assert_fact(self, fact_type: str, props: Mapping[str, Any]) -> str:
         """Assert a fact (and then what the engine's rules derive from it); returns its id."""
-        if self.engine is not None and fact_type in self.program.engine_types:
-            fact_id = self.engine.assert_fact(fact_type, props)  # what it derives comes back first (_derived)
+        if self.durable is not None and fact_type in self.program.durable_types:
+            fact_id = self.durable.assert_fact(fact_type, props)  # what it derives comes back first (_derived)
         else:
             fact_id = f"{fact_type[:2]}{next(self._ids)}"
         self._add(fact_type, fact_id, {**props, "id": fact_id, "t": fact_type, "sid": self.sid})
@@ -438,7 +438,7 @@ class PlannedSession:
         placements) is kept whole while no engine rule reads it (the plans make its facts as they visit them);
         any other is asserted one by one, those alike staying asserted (a binding's members, tasks, taints)."""
         old = self._batches.get(batch_id) if batch_id is not None else None
-        if fact_type not in BATCHED or fact_type in self.program.engine_types:
+        if fact_type not in BATCHED or fact_type in self.program.durable_types:
             one_by_one = old if isinstance(old, tuple) else None
             made = place_each(self, one_by_one, fact_type, common, parts)
             batch_id = batch_id if batch_id is not None else f"{fact_type[:2]}{next(self._ids)}"  # after its facts'
@@ -542,8 +542,8 @@ class PlannedSession:
         if fact is None:
             return
         self._forget(fact_id, fact)
-        if self.engine is not None and fact["t"] in self.program.engine_types:
-            self.engine.retract(fact_id)  # what it withdraws of what was derived comes back (_dropped)
+        if self.durable is not None and fact["t"] in self.program.durable_types:
+            self.durable.retract(fact_id)  # what it withdraws of what was derived comes back (_dropped)
 
     def _forget(self, fact_id: str, fact: dict[str, Any]) -> None:
         if self.explained:

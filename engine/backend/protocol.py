@@ -106,9 +106,9 @@ class Session(Protocol):
     def retract(self, fact_id: str) -> None:
         """Retract a fact (or a batch), withdrawing every decision and derived fact that depended on it."""
 
-    def decisions(self, owner: str, unlike: str | None = None) -> Sequence[Decision]:
-        """The reject and prefer decisions about the binding (or scope) fact ``owner``. ``unlike``: the name of the
-        binding they are for, a hint that the decisions its name exempts (``("name", unlike)``: its own placements,
+    def decisions(self, owner: str, asking: str | None = None) -> Sequence[Decision]:
+        """The reject and prefer decisions about the binding (or scope) fact ``owner``. ``asking``: the name of the
+        binding they are for, a hint that the decisions its name exempts (``("name", asking)``: its own placements,
         engine.compile.lift) may be left out, as the caller drops them."""
 
     def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:

@@ -14,7 +14,7 @@ from typing import assert_never
 
 from engine.codes import Code
 from engine.errors import Diagnostic, Span, UsageError, did_you_mean, error, expect, warning
-from engine.inputs.rules import library_files, visible_conditions
+from engine.inputs.rule_files import library_files, visible_conditions
 from engine.kube import jsonpath
 from engine.kube import validation as k8s
 from engine.syntax import ast

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from engine.checker.rules import load_rule_set
+from engine.checker.rule_set import load_rule_set
 from engine.cli import inputs, options
 from engine.cli.app import EXIT_PROBLEMS, EXIT_USAGE, guarded, main, package_version, say
 from engine.cli.formats import CHECK, Checked

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from engine.checker.rules import load_rule_set
+from engine.checker.rule_set import load_rule_set
 from engine.cli import options
 from engine.cli.app import progress, warn
 from engine.errors import RuleError, Span, UsageError
@@ -23,7 +23,7 @@ from engine.inputs.events import Event, load_events
 from engine.inputs.facts import Facts
 from engine.inputs.files import RULE_SUFFIX, display_path
 from engine.inputs.objects import load_facts
-from engine.inputs.rules import POLICY_SUFFIXES, RuleSet
+from engine.inputs.rule_files import POLICY_SUFFIXES, RuleSet
 from engine.inputs.yaml import MAX_BYTES
 from engine.pipeline import evaluate
 from engine.results import Result

@@ -17,7 +17,7 @@ from engine.cli.formats import DIFF, RESILIENCE, TEST, Compared, Swept, Tested
 from engine.cli.output import html_page, write_report
 from engine.codes import Code
 from engine.errors import UsageError, warning
-from engine.inputs.rules import RuleSet
+from engine.inputs.rule_files import RuleSet
 from engine.karmada.notes import gate_notes
 from engine.pipeline import evaluate
 from engine.review.diff import CATEGORIES, compare

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from engine.checker.rules import builtin_files
+from engine.checker.rule_set import builtin_files
 from engine.compile import encoding, ir
 from engine.compile.encoding import Symbols
 from engine.compile.policies import application_failover_fact, tolerations
 from engine.compile.rules import compile_rules
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask, Taint, evolve, rfc3339
-from engine.inputs.rules import visible_conditions
+from engine.inputs.rule_files import visible_conditions
 from engine.karmada.gates import DEFAULT_CONTROLLERS, GRACEFUL_EVICTION_TIMEOUT, Controllers
 from engine.kube import gojson
 from engine.kube.jsonpath import JsonPathError
@@ -294,7 +294,7 @@ NEVER = dt.datetime.max.replace(tzinfo=dt.UTC)
 _EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
-def later(t: dt.datetime, seconds: int) -> dt.datetime:
+def after(t: dt.datetime, seconds: int) -> dt.datetime:
     """``t`` plus ``seconds``; past what a datetime holds is NEVER (no simulation reaches it)."""
     try:
         return t + dt.timedelta(seconds=seconds)
@@ -349,7 +349,7 @@ def unhealthy_workloads(world: World) -> dict[str, list[tuple[str, str, int]]]:
     return out
 
 
-def application_failover(world: World, evictions: Iterable[RuleEviction]) -> list[Trigger]:
+def application_failover(world: World, evictions: Iterable[RuleEviction]) -> list[EvictionTrigger]:
     """The application-failover rule's evictions, by binding and in the order of its aggregated status (which
     detectFailure walks; a binding's tasks are built in that order)."""
 
@@ -461,7 +461,7 @@ def taint_manager_by_rule(evictions: Iterable[RuleEviction]) -> dict[tuple[str, 
     return out
 
 
-def taint_manager(world: World, by_rule: Mapping[tuple[str, str], RuleEviction]) -> Iterator[Trigger]:
+def taint_manager(world: World, by_rule: Mapping[tuple[str, str], RuleEviction]) -> Iterator[EvictionTrigger]:
     """The taint manager's evictions at ``world.now``, by binding, in each binding's target order: those its rules
     decided (rules/taint_manager.fr: a NoExecute taint no toleration tolerates, or a toleration's seconds run out)."""
     if not world.controllers.taint_manager:
@@ -501,7 +501,7 @@ def graceful_eviction(world: World, binding: Binding) -> tuple[Binding, list[Evi
         timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
         if task.suppress_deletion is not None:
             (kept if task.suppress_deletion else dropped).append(task)
-        elif world.now > later(task.creation_timestamp, timeout) or healthy:
+        elif world.now > after(task.creation_timestamp, timeout) or healthy:
             dropped.append(task)  # timed out (strictly), or every new cluster is Healthy (vacuous if none)
         else:
             kept.append(task)
@@ -600,7 +600,7 @@ def _preservation_blocked(
     return blocked
 
 
-Trigger = tuple[str, str, "RuleEviction", str]  # binding, cluster, the rule's eviction, why
+EvictionTrigger = tuple[str, str, "RuleEviction", str]  # binding, cluster, the rule's eviction, why
 
 
 def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list[Entry], set[str]]:
@@ -610,7 +610,7 @@ def fail_over(world: World, by_rules: Sequence[RuleEviction] = ()) -> tuple[list
     entries: list[Entry] = []
     evicted: set[str] = set()
     app = application_failover(world, (e for e in by_rules if e.controller == APPLICATION_FAILOVER))
-    triggers: list[Trigger] = [*app, *taint_manager(world, taint_manager_by_rule(by_rules))]
+    triggers: list[EvictionTrigger] = [*app, *taint_manager(world, taint_manager_by_rule(by_rules))]
     triggers += [
         (e.binding, e.cluster, e, f"rule {e.rule}: {e.reason}")
         for e in sorted(by_rules, key=lambda e: (e.binding, e.cluster, e.rule))

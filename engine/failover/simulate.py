@@ -27,6 +27,7 @@ from engine.failover.controllers import (
     Failover,
     RuleEviction,
     World,
+    after,
     application_timers,
     binding_controller,
     comparison_horizon,
@@ -34,7 +35,6 @@ from engine.failover.controllers import (
     failover_of,
     graceful_eviction,
     label_problems,
-    later,
     new_clusters_healthy,
     next_taint_resync,
     no_execute_tainted,
@@ -91,7 +91,7 @@ class Simulator:
     def __init__(
         self, scheduler: Scheduler, start: dt.datetime, controllers: Controllers = DEFAULT_CONTROLLERS
     ) -> None:
-        self.engine = scheduler
+        self.scheduler = scheduler
         self.store = scheduler.store  # the session's facts, which every change the controllers make goes through
         facts = scheduler.facts
         self.due_now = False  # an application failover due at the moment the last step ended
@@ -175,7 +175,7 @@ class Simulator:
         )
         if cluster.conditions != before.conditions and world.controllers.failover:  # the ClusterTaintPolicy
             # controller (started with the Failover gate) reconciles it at once
-            tainted = taint_by_policies(cluster, self.engine.facts.taint_policies, world.now)
+            tainted = taint_by_policies(cluster, self.scheduler.facts.taint_policies, world.now)
             self.entries += _taint_changes(world.now, cluster, tainted)
             cluster = tainted
         world.clusters[cluster.name] = cluster
@@ -188,7 +188,7 @@ class Simulator:
         and schedules those it would (reschedule.requeued) at the step."""
         answers: dict[tuple[str, str, bool], bool] = {}  # the bindings of a policy alike answer alike
         for key, binding in self.world.bindings.items():
-            policy = self.engine.binding_policy.get(key)
+            policy = self.scheduler.binding_policy.get(key)
             if policy is None or not binding.clusters:
                 continue
             alike = (policy.name.value, binding.observed_affinity_name, is_workload(binding))
@@ -264,8 +264,8 @@ class Simulator:
         self.entries += entries
         # the unplaced bindings, less those a sweep keeps unschedulable (Scheduler.kept), found at once
         unplaced = world.bindings.unplaced
-        if self.engine.keep_unschedulable:
-            unplaced = unplaced - self.engine.kept_keys(world.bindings)
+        if self.scheduler.keep_unschedulable:
+            unplaced = unplaced - self.scheduler.kept_keys(world.bindings)
         again, self.requeued = self.requeued, set()
         for key in sorted(evicted | unplaced | again):
             placement = self._schedule(key)
@@ -351,8 +351,8 @@ class Simulator:
         placement or replicas changed, a reschedule triggered, a target being deleted, a rule deciding about
         it), placed as an evaluation places them; bindings without clusters are placed by the first step."""
         for key, binding in sorted(self.world.bindings.items()):
-            policy = self.engine.binding_policy[key]
-            if policy is not None and binding.clusters and self.engine.why_run(binding, policy) is not None:
+            policy = self.scheduler.binding_policy[key]
+            if policy is not None and binding.clusters and self.scheduler.why_run(binding, policy) is not None:
                 self._schedule(key)
 
     def _rule_evictions(self, explained: bool = True) -> list[RuleEviction]:
@@ -364,10 +364,10 @@ class Simulator:
         if not evictions:
             return []
         keys = self.store.binding_keys
-        explainer = self.engine.explainer if explained and self.engine.explanations else None
+        explainer = self.scheduler.explainer if explained and self.scheduler.explanations else None
         out = []
         for d in evictions:
-            rule = self.engine.compiled.rules[d.rule]
+            rule = self.scheduler.compiled.rules[d.rule]
             source = f"{rule.span.file}:{rule.span.line}"
             key = keys.get(d.binding)
             if key is not None:
@@ -378,11 +378,11 @@ class Simulator:
 
     def _schedule(self, key: str) -> Placement:
         binding = self.world.bindings[key]
-        kept = self.engine.kept(binding)
+        kept = self.scheduler.kept(binding)
         if kept is not None:  # left unschedulable, and nothing gave it room since (resilience sweeps)
             return kept
         self.store.update_binding(binding)
-        placement = self.engine.decide(binding)
+        placement = self.scheduler.decide(binding)
         replicas = placement.replicas
         same = placement.clusters == binding.cluster_names
         # the same clusters in another order, each with the replicas it has: nothing changes (a binding scheduled
@@ -414,17 +414,17 @@ class Simulator:
         """The next moment a controller acts without an event: a toleration or grace period ends."""
         world, times = self.world, []
         if self.due_now:
-            times.append(later(world.now, 1))
+            times.append(after(world.now, 1))
         for (key, _), since in world.unhealthy_since.items():
             f = world.failover.get(key)
             if f is not None and f.app:
-                times.append(later(since, f.toleration_seconds + 1))
-                times += [later(since, seconds) for mark in self.unhealthy_marks for seconds in (mark, mark + 1)]
+                times.append(after(since, f.toleration_seconds + 1))
+                times += [after(since, seconds) for mark in self.unhealthy_marks for seconds in (mark, mark + 1)]
         bindings = world.bindings
         tainted = no_execute_tainted(world)
         for name in tainted if self.taint_marks else ():
             added = [t.time_added for t in world.clusters[name].taints if t.effect == "NoExecute" and t.time_added]
-            times += [later(t, seconds) for t in added for mark in self.taint_marks for seconds in (mark, mark + 1)]
+            times += [after(t, seconds) for t in added for mark in self.taint_marks for seconds in (mark, mark + 1)]
         managed = tainted if world.controllers.taint_manager else set()  # where the taint manager may evict
         evictions = self._rule_evictions(explained=False) if managed else []
         due = {(e.binding, e.cluster) for e in evictions if e.controller in TAINT_MANAGER_RULES}
@@ -444,11 +444,11 @@ class Simulator:
                 if just_stamped and new_clusters_healthy(world, binding):
                     # stamping the task updates the binding, which the controller reconciles again at once:
                     # the task whose new clusters are all Healthy goes then (a second later on this clock)
-                    times.append(later(world.now, 1))
+                    times.append(after(world.now, 1))
                 if task.creation_timestamp is not None and task.suppress_deletion is None:
                     timeout = task_timeout(task, world.controllers.graceful_eviction_timeout)
                     # a zero or negative timeout (Karmada takes one) ends the task at its next assessment
-                    times.append(later(task.creation_timestamp, max(timeout, 0) + 1))
+                    times.append(after(task.creation_timestamp, max(timeout, 0) + 1))
         future = [t for t in times if t > world.now]
         return min(future) if future else None
 
@@ -490,7 +490,7 @@ class Simulator:
         of 600 events over 10,000 bindings is hundreds of thousands of entries, written as they come."""
         self.repeats = []
         pending = list(events)
-        end = later(pending[-1].at if pending else self.world.now, int(HORIZON.total_seconds()))
+        end = after(pending[-1].at if pending else self.world.now, int(HORIZON.total_seconds()))
         loops = _Loops()
         if not settled:
             self.step()

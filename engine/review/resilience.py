@@ -35,7 +35,7 @@ from engine.errors import NO_SPAN, UsageError, listed
 from engine.failover.simulate import Simulator, fleet_state
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import NOT_READY, Binding, Cluster, Facts, parse_time
-from engine.inputs.rules import RuleSet
+from engine.inputs.rule_files import RuleSet
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.pipeline import scheduler_for
 from engine.results import Entry, EntryKind

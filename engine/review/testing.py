@@ -30,17 +30,17 @@ from typing import Any
 
 import yaml
 
-from engine.checker.rules import load_rules
+from engine.checker.rule_set import load_rules
 from engine.errors import FleetrulesError, render
 from engine.inputs.facts import parse_time
 from engine.inputs.files import RULE_SUFFIX, display_path, expand
 from engine.inputs.objects import FACT_SUFFIXES, load_facts
-from engine.inputs.rules import RULE_FILE_SUFFIXES, in_tree, rule_tree
+from engine.inputs.rule_files import RULE_FILE_SUFFIXES, in_tree, rule_tree
 from engine.inputs.yaml import Document, load_file
 from engine.karmada.gates import Controllers
 from engine.pipeline import evaluate
 from engine.results import Result
-from engine.schedule.program import program
+from engine.schedule.registry import program
 from engine.syntax.parse import parse_partial
 from engine.syntax.schema import KARMADA_VERSION, karmada_version
 

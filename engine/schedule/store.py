@@ -95,9 +95,9 @@ class FactStore:
         s = self.session
         live = [c for c in self.facts.clusters if not c.deleting]
         for cluster in live:
-            self._member(encoding.cluster_owner(cluster.name), "zones", cluster.zones)
+            self._set_members(encoding.cluster_owner(cluster.name), "zones", cluster.zones)
         for binding in self.facts.bindings:
-            self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
+            self._set_members(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
         for policy in self.policies:
             for toleration in tolerations(policy):
                 s.assert_fact("cluster_toleration", toleration)
@@ -188,7 +188,7 @@ class FactStore:
         )
 
     # ------------------------------------------------------------ what an owner has
-    def _own(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
+    def _set_owned(self, owner: str, what: str, fact_type: str, facts: list[dict[str, Any]]) -> None:
         """Make ``facts`` the facts ``owner`` has for ``what``, one batch (Session.place: unchanged ones stay
         asserted, so explanations already given keep their facts; changed ones are retracted and asserted anew)."""
         owned = self._owned.pop((owner, what), None)
@@ -202,7 +202,7 @@ class FactStore:
         elif owned is not None:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
             self.session.retract(owned[1])
 
-    def _member(self, owner: str, list_field: str, values: Sequence[str]) -> None:
+    def _set_members(self, owner: str, list_field: str, values: Sequence[str]) -> None:
         """The owner's member facts of ``list_field``: one per value (not made again while the values stay)."""
         values = tuple(values)
         before = self._members.get((owner, list_field))
@@ -213,15 +213,15 @@ class FactStore:
             if before or values:
                 self.waiting.changed((OWNER, owner))
             return
-        self._own(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
+        self._set_owned(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
 
     def _tasks(self, binding: Binding) -> None:
         tasks = [encoding.eviction_task(binding, t) for t in binding.eviction_tasks]
-        self._own(encoding.binding_owner(binding.key), "tasks", "eviction_task", tasks)
+        self._set_owned(encoding.binding_owner(binding.key), "tasks", "eviction_task", tasks)
 
     def _taints(self, cluster: Cluster) -> None:
         taints = [encoding.taint(cluster.name, t) for t in cluster.taints]
-        self._own(encoding.cluster_owner(cluster.name), "taints", "taint", taints)
+        self._set_owned(encoding.cluster_owner(cluster.name), "taints", "taint", taints)
 
     # ------------------------------------------------------------ what the failover controllers change
     def update_cluster(self, cluster: Cluster) -> None:
@@ -237,7 +237,7 @@ class FactStore:
         if self._synced.get(binding.key) is binding:  # its facts are this very binding's already
             return
         self._synced[binding.key] = binding
-        self._member(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
+        self._set_members(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
         self._tasks(binding)
 
     def update_clocked(self, fact_type: str, facts: Mapping[str, list[dict[str, Any]]]) -> None:
@@ -246,9 +246,9 @@ class FactStore:
         named (those alike stay asserted, as an owner's facts do)."""
         held = self._clocked.get(fact_type, set())
         for owner in held - facts.keys():
-            self._own(owner, fact_type, fact_type, [])
+            self._set_owned(owner, fact_type, fact_type, [])
         for owner, made in facts.items():
-            self._own(owner, fact_type, fact_type, made)
+            self._set_owned(owner, fact_type, fact_type, made)
         self._clocked[fact_type] = set(facts)
 
     def restore(self, binding: Binding) -> None:
@@ -289,13 +289,13 @@ class FactStore:
                 self.session.retract(batch_id)
                 self._retracted[key] = batch_id
             return  # no rule could match its placements now (saves a third of the engine's work at scale)
-        batch, scheduled = self._put(key, clusters, batch_id)
+        batch, scheduled = self._placement_batch(key, clusters, batch_id)
         marker = None
         if b["affinity_group"] or "scheduled" in ungrouped:
             marker = self.session.assert_fact("scheduled", scheduled)
         self.placement_ids[key] = (batch, marker)
 
-    def _put(self, key: str, clusters: Sequence[str], batch_id: str | None) -> tuple[str, dict[str, Any]]:
+    def _placement_batch(self, key: str, clusters: Sequence[str], batch_id: str | None) -> tuple[str, dict[str, Any]]:
         """The binding's placements on ``clusters`` into the session, as the batch ``batch_id`` (None: a new one);
         the batch's id and the binding's ``scheduled`` fact."""
         named = tuple(clusters)
@@ -315,5 +315,5 @@ class FactStore:
         evaluation of a fleet without workload affinity)."""
         deferred, self._deferred = self._deferred, {}
         for key, batch_id in deferred.items():
-            self.placement_ids[key] = (self._put(key, self.placed[key], batch_id)[0], None)
+            self.placement_ids[key] = (self._placement_batch(key, self.placed[key], batch_id)[0], None)
         return self.session.evictions()

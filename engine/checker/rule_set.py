@@ -1,4 +1,4 @@
-"""Rule files → a checked rule set: read (engine.inputs.rules), checked, and compiled far enough to
+"""Rule files → a checked rule set: read (engine.inputs.rule_files), checked, and compiled far enough to
 know that every rule can run on the backend."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from engine.checker.limits import limit_problems
 from engine.checker.semantic import check
 from engine.errors import Diagnostic, RuleError
 from engine.inputs.files import Paths
-from engine.inputs.rules import RuleSet, library_files, library_rules, read_rule_files, visible_conditions
+from engine.inputs.rule_files import RuleSet, library_files, library_rules, read_rule_files, visible_conditions
 from engine.syntax import ast
 from engine.syntax.conditions import expand_rule
 from engine.syntax.schema import KARMADA_VERSION

@@ -60,7 +60,7 @@ class RuleSet:
 
 @cache
 def library_files() -> tuple[ast.File, ...]:
-    """The built-in rule library (it ships as engine.rules) as parsed, in name order; engine.checker.rules checks
+    """The built-in rule library (it ships as engine.rules) as parsed, in name order; engine.checker.rule_set checks
     it once (builtin_files)."""
     out = []
     for entry in sorted(files_of("engine.rules").iterdir(), key=lambda e: e.name):

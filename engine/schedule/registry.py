@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from engine import backend
-from engine.checker.rules import builtin_rules
+from engine.checker.rule_set import builtin_rules
 from engine.compile.program import compile_program
 from engine.errors import Span
 from engine.syntax import ast
