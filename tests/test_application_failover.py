@@ -1,7 +1,7 @@
 """The application failover controller's decision is the built-in rule rules/application_failover.fr; its timers
-(workloadUnhealthyMap) are engine.failover.controllers.application_timers. Karmada's own unit tests of that
-controller, as table tests run through an evaluation at a moment (the rule on the session's facts, by the indexed
-engine and by durable-rules), and the clock's boundary the rule's rounded-up seconds must hold exactly."""
+(workloadUnhealthyMap) are engine.karmada.controllers.application_failover.application_timers. Karmada's own unit
+tests of that controller, as table tests run through an evaluation at a moment (the rule on the session's facts, by
+the indexed engine and by durable-rules), and the clock's boundary the rule's rounded-up seconds must hold exactly."""
 
 from __future__ import annotations
 

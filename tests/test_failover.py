@@ -15,18 +15,18 @@ from click.testing import CliRunner
 
 from engine import evaluate, load_facts, load_rules
 from engine.cli import main
-from engine.failover.controllers import (
+from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
+from engine.karmada.controllers.binding import injected_labels
+from engine.karmada.controllers.graceful_eviction import graceful_eviction
+from engine.karmada.controllers.world import (
     APP_PRODUCER,
     APPLICATION_FAILOVER,
     Bindings,
     Clusters,
     RuleEviction,
     World,
-    graceful_eviction,
-    injected_labels,
     task_problems,
 )
-from engine.inputs.facts import Binding, ClusterStatus, EvictionTask, TargetCluster
 from engine.render import explain_text
 from tests.gates import ON
 from tests.golden import assert_golden
@@ -256,7 +256,8 @@ def test_a_preservation_failure_on_one_cluster_stops_the_bindings_whole_pass() -
     """applicationfailover evictBinding builds every cluster's task before it updates the binding and
     returns at the first error: with member1 and member2 Unhealthy and member2's status missing, neither
     is evicted in that pass (it used to evict member1)."""
-    from engine.failover.controllers import Failover, Preservation, fail_over
+    from engine.karmada.controllers.failover import fail_over
+    from engine.karmada.controllers.world import Failover, Preservation
 
     status = {"jobStatus": {"jobId": "j"}}
     statuses = (ClusterStatus("member1", "Unhealthy", status, T0), ClusterStatus("member2", "Unhealthy", None, T0))
@@ -290,7 +291,7 @@ def _by_the_rule(world: World) -> list[RuleEviction]:
 
 
 def _two_unhealthy(status_member2: Any) -> tuple[Binding, World]:
-    from engine.failover.controllers import Failover, Preservation
+    from engine.karmada.controllers.world import Failover, Preservation
 
     status = {"jobStatus": {"jobId": "j"}}
     statuses = (
@@ -311,7 +312,7 @@ def _two_unhealthy(status_member2: Any) -> tuple[Binding, World]:
 def test_clusters_before_failover_is_taken_once_per_pass() -> None:
     """evictBinding reads clustersBeforeFailover before its loop: the second cluster's task still lists the
     first, though GracefulEvictCluster removed it from spec.clusters already."""
-    from engine.failover.controllers import fail_over
+    from engine.karmada.controllers.failover import fail_over
 
     binding, world = _two_unhealthy({"jobStatus": {"jobId": "j"}})
     entries, evicted = fail_over(world, _by_the_rule(world))
@@ -325,7 +326,7 @@ def test_clusters_before_failover_is_taken_once_per_pass() -> None:
 
 
 def test_a_missing_status_is_reported_in_karmadas_words() -> None:
-    from engine.failover.controllers import fail_over
+    from engine.karmada.controllers.failover import fail_over
 
     _, world = _two_unhealthy(None)
     (failed,) = fail_over(world, _by_the_rule(world))[0]
@@ -335,7 +336,7 @@ def test_a_missing_status_is_reported_in_karmadas_words() -> None:
 def test_preserved_values_are_not_trimmed() -> None:
     """parseJSONValue returns the buffer as it is: only Karmada's test trims it (strings.Trim(got, " ")),
     so a range template's trailing space stays, and makes the label value invalid."""
-    from engine.failover.controllers import Preservation, preserved_state
+    from engine.karmada.controllers.world import Preservation, preserved_state
 
     status = ClusterStatus("m1", "Unhealthy", {"items": [{"n": "a"}, {"n": "b"}]})
     state = Preservation((("k", "{range .items[*]}{.n} {end}"),), "p.fr:1")
@@ -505,7 +506,7 @@ def test_built_in_health_interpreters(api_version: str, kind: str, enabled: bool
 def test_unhealthy_timers_follow_workload_unhealthy_map(health: str, kept: bool) -> None:
     """deleteIrrelevantClusters drops a timer on Healthy or Unknown only (distinguishUnhealthyClustersWithOthers);
     a health that is neither keeps it."""
-    from engine.failover.controllers import application_timers, unhealthy_workloads
+    from engine.karmada.controllers.application_failover import application_timers, unhealthy_workloads
 
     _, world = _two_unhealthy({"jobStatus": {"jobId": "j"}})
     key = next(iter(world.bindings))
@@ -666,7 +667,7 @@ def test_without_the_stateful_failover_injection_gate_no_state_is_kept_or_inject
 def test_a_template_client_go_refuses_fails_each_eviction_in_its_words() -> None:
     """parseJSONValue returns client-go's parse error as it is, and an evaluation's wrapped ("failed to
     execute jsonpath %q: …"); Karmada admits a policy with such a template (its webhook does not parse it)."""
-    from engine.failover.controllers import Preservation, PreservationError, preserved_state
+    from engine.karmada.controllers.world import Preservation, PreservationError, preserved_state
 
     status = ClusterStatus("m1", "Unhealthy", {"phase": "Running", "replicas": 2})
     refused = Preservation((("k", "{ %phase }"),), "p.fr:1")
@@ -792,7 +793,8 @@ def test_a_reconcile_starts_the_timers_of_every_binding_it_walks() -> None:
     """Two rescheduled bindings, each Unhealthy on its target: the first already past its toleration (due), the
     second just seen. The reconcile reports the due one and still starts the second's timer (stopping at the
     first due binding left it unstarted until some later moment)."""
-    from engine.failover.controllers import Failover, application_timers, unhealthy_workloads
+    from engine.karmada.controllers.application_failover import application_timers, unhealthy_workloads
+    from engine.karmada.controllers.world import Failover
 
     bindings = {}
     for name in ("a", "b"):

@@ -47,11 +47,13 @@ CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Spread: Entry("spread", "spread", ("schedule/plan.py", "compile/policies.py")),
     ast.Replicas: Entry("replicas_plain", "replicas", ("schedule/plan.py",)),
     ast.WorkloadTerm: Entry("workload_term", "workload", ("compile/policies.py", "schedule/scheduler.py")),
-    ast.Failover: Entry("failover", "failover", ("failover/controllers.py",)),
-    ast.FailoverToleration: Entry("fo_toleration", "toleration", ("compile/policies.py", "failover/controllers.py")),
-    ast.Purge: Entry("fo_purge", "purge", ("failover/controllers.py",)),
-    ast.Grace: Entry("fo_grace", "grace", ("failover/controllers.py",)),
-    ast.Preserve: Entry("fo_preserve", "preserve", ("failover/controllers.py",)),
+    ast.Failover: Entry("failover", "failover", ("karmada/controllers/world.py",)),
+    ast.FailoverToleration: Entry(
+        "fo_toleration", "toleration", ("compile/policies.py", "karmada/controllers/world.py")
+    ),
+    ast.Purge: Entry("fo_purge", "purge", ("karmada/controllers/world.py",)),
+    ast.Grace: Entry("fo_grace", "grace", ("karmada/controllers/world.py",)),
+    ast.Preserve: Entry("fo_preserve", "preserve", ("karmada/controllers/world.py",)),
     ast.Reject: Entry("act_reject", "reject", ("compile/rules.py",), yaml=False),
     ast.Prefer: Entry("act_prefer", "prefer", ("compile/rules.py",), yaml=False),
     ast.Derive: Entry("act_derive", "derive", ("compile/rules.py",), yaml=False),

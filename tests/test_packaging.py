@@ -164,3 +164,18 @@ def test_pipx_installs_the_wheel_as_users_install_the_command(tmp_path: Path) ->
         check=True,
     )
     assert where.stdout.startswith(homes["PIPX_HOME"])
+
+
+def test_every_package_of_the_tree_is_listed_for_the_wheel() -> None:
+    """pyproject lists the packages (engine/grammar and engine/rules are links, which discovery would not follow):
+    a package added to the tree and not to the list would be missing from every install but the editable one."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    found = sorted(
+        ".".join(Path(folder).relative_to(root).parts)
+        for folder, _, names in os.walk(root / "engine", followlinks=True)
+        if "__init__.py" in names
+    )
+    assert sorted(listed) == found

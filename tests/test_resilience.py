@@ -498,7 +498,7 @@ def test_kept_keys_of_watched_bindings_follow_what_changed() -> None:
     from dataclasses import replace
     from typing import cast
 
-    from engine.failover.controllers import Bindings
+    from engine.karmada.controllers.world import Bindings
     from engine.results import Placement
     from engine.schedule.waiting import Waiting
 

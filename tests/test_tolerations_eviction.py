@@ -9,8 +9,8 @@ import pytest
 
 from engine import load_rules
 from engine.compile.policies import tolerations as policy_tolerations
-from engine.failover.controllers import tolerates
 from engine.inputs.facts import Taint
+from engine.karmada.controllers.taint_manager import tolerates
 from tests.helpers import binding, cluster, key, run, workload
 
 TAINT = {"key": "key1", "value": "value1", "effect": "NoSchedule"}
@@ -92,13 +92,14 @@ def test_the_filter_and_the_taint_manager_tolerate_by_one_test() -> None:
     """Karmada's TaintToleration filter and its taint manager both call ToleratesTaint: the taint-toleration rule
     (rules/taint_toleration.fr) and the taint manager's rules (rules/taint_manager.fr: the untolerated taint's `not
     cluster_toleration`, and the toleration whose seconds ran out against the taint's age) use the library's one
-    condition `tolerates` (rules/tolerations.fr), no rule restates it, and engine.failover.controllers.tolerates
-    (which tolerations the taint manager uses) evaluates that condition, compiled as the rules have it."""
+    condition `tolerates` (rules/tolerations.fr), no rule restates it, and
+    engine.karmada.controllers.taint_manager.tolerates (which tolerations the taint manager uses) evaluates that
+    condition, compiled as the rules have it."""
     from engine.checker.rule_set import builtin_files, builtin_rules
     from engine.compile import ir
     from engine.compile.encoding import Symbols
     from engine.compile.rules import compile_rules
-    from engine.failover import controllers
+    from engine.karmada.controllers import taint_manager as controllers
     from engine.syntax.conditions import calls
 
     names = ("taint-toleration", "taint-manager", "taint-manager-toleration-seconds")

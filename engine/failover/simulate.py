@@ -1,4 +1,4 @@
-"""Failover through time: events change the world, Karmada's controllers react (engine.failover.controllers).
+"""Failover through time: events change the world, Karmada's controllers react (engine.karmada.controllers).
 
 The simulation runs on the scheduler's session: an event or an eviction retracts and asserts only
 the facts it changes (a cluster's taints, a binding's targets and tasks), and only the bindings it
@@ -18,31 +18,6 @@ from typing import Any
 from engine.codes import Code
 from engine.compile import encoding, ir
 from engine.errors import Diagnostic, FactError, warning
-from engine.failover.controllers import (
-    APPLICATION_FAILOVER,
-    TAINT_EVICTION_RETRY,
-    TAINT_MANAGER_RULES,
-    Bindings,
-    Clusters,
-    Failover,
-    RuleEviction,
-    World,
-    after,
-    application_timers,
-    binding_controller,
-    comparison_horizon,
-    fail_over,
-    failover_of,
-    graceful_eviction,
-    label_problems,
-    new_clusters_healthy,
-    next_taint_resync,
-    no_execute_tainted,
-    taint_wakeups,
-    task_timeout,
-    unhealthy_workloads,
-    used_tolerations,
-)
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import (
     Cluster,
@@ -55,6 +30,30 @@ from engine.inputs.facts import (
     scheduling_taints,
 )
 from engine.inputs.matching import taint_by_policies, taint_changes
+from engine.karmada.controllers.application_failover import application_timers, unhealthy_workloads
+from engine.karmada.controllers.binding import binding_controller
+from engine.karmada.controllers.failover import fail_over
+from engine.karmada.controllers.graceful_eviction import graceful_eviction, new_clusters_healthy, task_timeout
+from engine.karmada.controllers.taint_manager import (
+    next_taint_resync,
+    no_execute_tainted,
+    taint_wakeups,
+    used_tolerations,
+)
+from engine.karmada.controllers.world import (
+    APPLICATION_FAILOVER,
+    TAINT_EVICTION_RETRY,
+    TAINT_MANAGER_RULES,
+    Bindings,
+    Clusters,
+    Failover,
+    RuleEviction,
+    World,
+    after,
+    comparison_horizon,
+    failover_of,
+    label_problems,
+)
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.karmada.notes import failover_gate_notes
 from engine.kube.interpreter import health_hook

@@ -23,7 +23,7 @@ OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
 
 @runtime_checkable
 class Watched(Protocol):
-    """Bindings by key that tell a watcher the keys set in them (engine.failover.controllers.Bindings)."""
+    """Bindings by key that tell a watcher the keys set in them (engine.karmada.controllers.world.Bindings)."""
 
     def watch(self) -> set[str]: ...
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules, simulate
-from engine.failover.controllers import TAINT_MANAGER_RULES
 from engine.inputs.facts import Binding, parse_time
+from engine.karmada.controllers.world import TAINT_MANAGER_RULES
 from engine.karmada.gates import skipped_namespaces
 from engine.kube.dependencies import Dependent, dependencies
 from engine.results import EntryKind
