@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import load_rules
-from engine.compile.policies import tolerations as policy_tolerations
+from engine.compile.encoding import tolerations as policy_tolerations
 from engine.inputs.facts import Taint
 from engine.karmada.controllers.taint_manager import tolerates
 from tests.helpers import binding, cluster, key, run, workload

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.compile.ir import ABSENT
-from engine.inputs.facts import Binding, Cluster, EvictionTask, Taint, rfc3339
+from engine.inputs.facts import Binding, Cluster, EvictionTask, Facts, Taint, rfc3339
 from engine.kube import gotime
+from engine.syntax import ast
+from engine.syntax.schema import DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES, MEMBER, POLICY_SCOPE
 
 _ENCODED_PREFIXES = ("L", "C", "F")  # label, cluster label (on placements), list flag
 _HIDDEN = ("id", "t", "sid", "key")
@@ -214,3 +216,191 @@ def shown(symbols: Symbols, fact: Mapping[str, Any]) -> tuple[str, dict[str, str
     if named:
         fields["labels"] = "{" + ", ".join(f"{k}={v}" for k, v in named) + "}"
     return str(fact.get("t", "?")), fields
+
+
+# ---------------------------------------------------------------- a policy's facts
+
+
+def groups(policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
+    """The instantiated groups (detector getWorkloadAffinityGroups): ``key=value`` of the workload's label."""
+    found: dict[bool, tuple[str, str]] = {}
+    for term in policy.statements:
+        if isinstance(term, ast.WorkloadTerm) and not term.preferred and term.key.value in labels:
+            topology = term.topology.value if term.topology else ""
+            found.setdefault(term.anti, (f"{term.key.value}={labels[term.key.value]}", topology))
+    aff, aff_top = found.get(False, ("", ""))
+    anti, anti_top = found.get(True, ("", ""))
+    return Groups(aff, anti, aff_top, anti_top)
+
+
+def tolerations(policy: ast.Policy, seconds: bool = False) -> list[dict[str, Any]]:
+    """One ``cluster_toleration`` fact per ``tolerate`` statement (fields of corev1.Toleration);
+    with ``seconds``, also tolerationSeconds (None when unset), which only the taint manager reads."""
+    out = []
+    for t in policy.statements:
+        if isinstance(t, ast.Toleration):
+            fact: dict[str, Any] = {
+                "policy": policy.name.value,
+                "key": t.key.value if t.key else "",
+                "operator": "Equal" if t.value is not None else "Exists",
+                "value": t.value.value if t.value else "",
+                "effect": t.effect.value if t.effect else "",
+            }
+            if seconds:
+                fact["seconds"] = t.seconds.seconds if t.seconds else None
+            out.append(fact)
+    return out
+
+
+def application_failover_fact(policy: ast.Policy) -> dict[str, Any] | None:
+    """The policy's ``application_failover`` fact (spec.failover.application, Karmada's defaults applied:
+    tolerationSeconds 300, purgeMode Gracefully; a deprecated purge mode by its new name), for the
+    application-failover rule (rules/application_failover.fr); None without a ``failover application`` block."""
+    block = next((s for s in policy.statements if isinstance(s, ast.Failover) and s.kind.value == "application"), None)
+    if block is None:
+        return None
+    seconds = next((s.duration.seconds for s in block.statements if isinstance(s, ast.FailoverToleration)), None)
+    purge = next((s.mode.value for s in block.statements if isinstance(s, ast.Purge)), "Gracefully")
+    return {
+        "policy": policy.name.value,
+        "toleration_seconds": DEFAULT_TOLERATION_SECONDS if seconds is None else seconds,
+        "purge_mode": DEPRECATED_PURGE_MODES.get(purge, purge),
+    }
+
+
+def spread_facts(policy: ast.Policy) -> list[dict[str, Any]]:
+    """One ``spread_constraint`` fact per spread statement, for the SpreadConstraint filter
+    (rules/spread_constraint.fr)."""
+    return [
+        {"policy": policy.name.value, "field": s.field.value} for s in policy.statements if isinstance(s, ast.Spread)
+    ]
+
+
+# ---------------------------------------------------------------- the input facts, in one pass
+
+
+@dataclass(frozen=True)
+class Owned:
+    """The facts ``owner`` has for ``what`` (one batch of ``fact_type``); ``values``: of a list field's members,
+    the values they stand for (kept whether or not facts are made of them)."""
+
+    owner: str
+    what: str
+    fact_type: str
+    facts: list[dict[str, Any]]
+    values: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Made:
+    """One fact of the input; ``of``: what it stands for, as the session's store keeps its id (a cluster's name,
+    a policy's name, a binding's key), "" for a fact kept by no one."""
+
+    fact_type: str
+    props: dict[str, Any]
+    of: str = ""
+
+
+@dataclass(frozen=True)
+class GroupScope:
+    """The group_scope fact of the bindings alike in the values the lifted rules read, and those bindings' keys."""
+
+    props: dict[str, Any]
+    bindings: tuple[str, ...]
+
+
+def input_facts(
+    symbols: Symbols,
+    facts: Facts,
+    policies: Sequence[ast.Policy],
+    policy_of: Mapping[str, ast.Policy | None],
+    held: frozenset[str],
+    workload_affinity: bool,
+    group_keys: Sequence[str],
+    members: bool,
+) -> Iterator[Owned | Made | GroupScope]:
+    """Every fact an evaluation starts from, made from the objects in one pass and in the order rules need them:
+    what rules only test for absence first (members, tolerations and the policies' other facts, tasks, taints, the
+    APIs a cluster does not serve), then clusters, the policies' scopes, bindings, the bindings' group scopes. So
+    that no rule fires on a partial picture. ``policy_of``: each binding's policy (None: none selects it); ``held``:
+    the bindings holding an older placement (their groups as recorded); ``members``: a rule matches member facts
+    (else the lists' values alone are given)."""
+    live = [c for c in facts.clusters if not c.deleting]
+    lists = [(cluster_owner(c.name), "zones", c.zones) for c in live]
+    lists += [(binding_owner(b.key), "clusters", b.cluster_names) for b in facts.bindings]
+    for owner, list_field, values in lists:
+        made = [member(owner, list_field, v) for v in values] if members else []
+        yield Owned(owner, list_field, MEMBER, made, tuple(values))
+    for policy in policies:
+        for toleration in tolerations(policy):
+            yield Made("cluster_toleration", toleration)
+        for spread in spread_facts(policy):
+            yield Made("spread_constraint", spread)
+        app = application_failover_fact(policy)
+        if app is not None:
+            yield Made("application_failover", app)
+    for b in facts.bindings:
+        yield Owned(binding_owner(b.key), "tasks", "eviction_task", [eviction_task(b, t) for t in b.eviction_tasks])
+    for c in live:
+        yield Owned(cluster_owner(c.name), "taints", "taint", [taint(c.name, t) for t in c.taints])
+    apis = sorted({(b.api_version, b.kind) for b in facts.bindings if b.api_version})
+    for c in live:
+        for api_version, kind in apis if c.api_enablements is not None else ():
+            if c.api_enablement(api_version, kind) != "APIEnabled":  # APIDisabled or APIUnknown
+                yield Made("api_unavailable", {"cluster": c.name, "api_version": api_version, "kind": kind})
+    for c in live:
+        yield Made("cluster", cluster(symbols, c), c.name)
+    for name in sorted({p.name.value for p in policy_of.values() if p is not None}):
+        yield Made(POLICY_SCOPE, policy_scope(name), name)
+    grouped = _Grouped()
+    made_bindings: list[tuple[str, dict[str, Any]]] = []
+    for b in facts.bindings:
+        chosen = policy_of[b.key]
+        g = grouped.of(chosen, b.labels) if chosen is not None else Groups()
+        recorded = b.affinity_group is not None or b.anti_affinity_group is not None
+        if chosen is None or not b.labels or (b.key in held and recorded):
+            # no workload manifest, no evaluated policy, or a binding the detector has not refreshed since
+            # its policy changed (lazy activation): the groups recorded on the binding
+            g = Groups(
+                b.affinity_group or "", b.anti_affinity_group or "", g.affinity_topology, g.anti_affinity_topology
+            )
+        if not workload_affinity:  # the detector records no groups (pkg/detector/detector.go)
+            g = Groups()
+        props = binding(symbols, b, chosen.name.value if chosen is not None else "", g)
+        made_bindings.append((b.key, props))
+        yield Made("binding", props, b.key)
+    yield from _group_scopes(group_keys, [(k, p) for k, p in made_bindings if policy_of[k] is not None])
+
+
+class _Grouped:
+    """A binding's groups (``groups``), once per policy and values of the labels its workload terms group by."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, tuple[str, ...]] = {}
+        self.found: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
+
+    def of(self, policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
+        keys = self.keys.get(policy.name.value)
+        if keys is None:
+            terms = [s for s in policy.statements if isinstance(s, ast.WorkloadTerm)]
+            keys = self.keys[policy.name.value] = tuple(t.key.value for t in terms)
+        key = (policy.name.value, tuple(labels.get(k) for k in keys))
+        found = self.found.get(key)
+        if found is None:
+            found = self.found[key] = groups(policy, labels)
+        return found
+
+
+def _group_scopes(keys: Sequence[str], bindings: Sequence[tuple[str, dict[str, Any]]]) -> Iterator[GroupScope]:
+    """One group_scope fact per value of the fields the rules lifted to it read (``keys``), for the bindings a
+    policy selects (the others are not decided), numbered in the bindings' order."""
+    if not keys:
+        return
+    scopes: dict[tuple[Any, ...], tuple[dict[str, Any], list[str]]] = {}
+    for key, props in bindings:
+        value = scope_value(keys, props)
+        if value not in scopes:
+            scopes[value] = (group_scope(len(scopes), keys, props), [])
+        scopes[value][1].append(key)
+    for props, members_of in scopes.values():
+        yield GroupScope(props, tuple(members_of))

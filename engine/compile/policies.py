@@ -4,79 +4,20 @@ A policy is compiled into rules of its own, one per placement statement, so that
 names the statement that made it (``flink-ha/clusters.labels`` at ``policy.fr:12``). Semantics
 that do not depend on a policy's text — taints against tolerations, workload affinity and
 anti-affinity at cluster level, clusters under eviction — are the built-in rule files in
-``rules/``; this module only feeds them facts (tolerations, instantiated groups).
+``rules/``; the facts they read of a policy (tolerations, instantiated groups) are engine.compile.encoding's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from engine.compile import ir
-from engine.compile.encoding import Groups, Symbols
+from engine.compile.encoding import Symbols
 from engine.syntax import ast
-from engine.syntax.schema import DEFAULT_TOLERATION_SECONDS, DEPRECATED_PURGE_MODES
 
 BINDING = "v_b"
 CLUSTER = "v_c"
 _CLUSTER_AFFINITY = "did not match the placement cluster affinity constraint"
 # the ClusterAffinity plugin's words (pkg/scheduler/framework/plugins/clusteraffinity)
 _CLUSTER_AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
-
-
-def groups(policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
-    """The instantiated groups (detector getWorkloadAffinityGroups): ``key=value`` of the workload's label."""
-    found: dict[bool, tuple[str, str]] = {}
-    for term in policy.statements:
-        if isinstance(term, ast.WorkloadTerm) and not term.preferred and term.key.value in labels:
-            topology = term.topology.value if term.topology else ""
-            found.setdefault(term.anti, (f"{term.key.value}={labels[term.key.value]}", topology))
-    aff, aff_top = found.get(False, ("", ""))
-    anti, anti_top = found.get(True, ("", ""))
-    return Groups(aff, anti, aff_top, anti_top)
-
-
-def tolerations(policy: ast.Policy, seconds: bool = False) -> list[dict[str, Any]]:
-    """One ``cluster_toleration`` fact per ``tolerate`` statement (fields of corev1.Toleration);
-    with ``seconds``, also tolerationSeconds (None when unset), which only the taint manager reads."""
-    out = []
-    for t in policy.statements:
-        if isinstance(t, ast.Toleration):
-            fact: dict[str, Any] = {
-                "policy": policy.name.value,
-                "key": t.key.value if t.key else "",
-                "operator": "Equal" if t.value is not None else "Exists",
-                "value": t.value.value if t.value else "",
-                "effect": t.effect.value if t.effect else "",
-            }
-            if seconds:
-                fact["seconds"] = t.seconds.seconds if t.seconds else None
-            out.append(fact)
-    return out
-
-
-def application_failover_fact(policy: ast.Policy) -> dict[str, Any] | None:
-    """The policy's ``application_failover`` fact (spec.failover.application, Karmada's defaults applied:
-    tolerationSeconds 300, purgeMode Gracefully; a deprecated purge mode by its new name), for the
-    application-failover rule (rules/application_failover.fr); None without a ``failover application`` block."""
-    block = next((s for s in policy.statements if isinstance(s, ast.Failover) and s.kind.value == "application"), None)
-    if block is None:
-        return None
-    seconds = next((s.duration.seconds for s in block.statements if isinstance(s, ast.FailoverToleration)), None)
-    purge = next((s.mode.value for s in block.statements if isinstance(s, ast.Purge)), "Gracefully")
-    return {
-        "policy": policy.name.value,
-        "toleration_seconds": DEFAULT_TOLERATION_SECONDS if seconds is None else seconds,
-        "purge_mode": DEPRECATED_PURGE_MODES.get(purge, purge),
-    }
-
-
-def spread_facts(policy: ast.Policy) -> list[dict[str, Any]]:
-    """One ``spread_constraint`` fact per spread statement, for the SpreadConstraint filter
-    (rules/spread_constraint.fr)."""
-    return [
-        {"policy": policy.name.value, "field": s.field.value} for s in policy.statements if isinstance(s, ast.Spread)
-    ]
 
 
 # ---------------------------------------------------------------- cluster affinity as rules

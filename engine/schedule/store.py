@@ -12,17 +12,14 @@ The scheduler (engine.schedule.scheduler) reads decisions from the session; it a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import Any
+from typing import Any, assert_never
 
 from engine.backend import Decision, Session
 from engine.compile import encoding
-from engine.compile.encoding import Groups
-from engine.compile.policies import application_failover_fact, groups, spread_facts, tolerations
 from engine.compile.program import CompiledProgram
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
-from engine.syntax import ast
+from engine.syntax import ast, schema
 from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
 
 # the most lists of clusters whose placements' parts are kept (FactStore._put): a fleet's bindings share far fewer
@@ -79,8 +76,6 @@ class FactStore:
         self._synced: dict[str, Binding] = {}  # binding key → the binding its own facts were last made from
         self._clocked: dict[str, set[str]] = {}  # fact type → the owners of such facts (update_clocked)
         self._group_names: dict[str, tuple[tuple[str, str], ...]] = {}  # binding key → its groups (group_names)
-        self._group_keys: dict[str, tuple[str, ...]] = {}  # policy → the label keys its workload terms read
-        self._group_cache: dict[tuple[str, tuple[str | None, ...]], Groups] = {}
         self._cluster_parts: dict[str, tuple[Cluster, dict[str, Any]]] = {}  # encoding.cluster_parts' cache
         # the clusters of a placement → its batch's cluster parts, the same tuple while the clusters' names and labels
         # stay (a sweep's scenario moves a region's bindings alike: their parts are made once, and are alike to the
@@ -89,86 +84,45 @@ class FactStore:
 
     # ------------------------------------------------------------ the input facts
     def load(self) -> None:
-        """Assert the input facts, those that rules only test for absence first (members, tolerations,
-        tasks, taints), then clusters, then bindings, so that no rule fires on a partial picture; then put
-        every binding's placements on its spec.clusters."""
-        s = self.session
-        live = [c for c in self.facts.clusters if not c.deleting]
-        for cluster in live:
-            self._set_members(encoding.cluster_owner(cluster.name), "zones", cluster.zones)
-        for binding in self.facts.bindings:
-            self._set_members(encoding.binding_owner(binding.key), "clusters", binding.cluster_names)
-        for policy in self.policies:
-            for toleration in tolerations(policy):
-                s.assert_fact("cluster_toleration", toleration)
-            for spread in spread_facts(policy):
-                s.assert_fact("spread_constraint", spread)
-            app = application_failover_fact(policy)
-            if app is not None:
-                s.assert_fact("application_failover", app)
-        for binding in self.facts.bindings:
-            self._tasks(binding)
-        for cluster in live:
-            self._taints(cluster)
-        apis = sorted({(b.api_version, b.kind) for b in self.facts.bindings if b.api_version})
-        for cluster in live:
-            for api_version, kind in apis if cluster.api_enablements is not None else ():
-                if cluster.api_enablement(api_version, kind) != "APIEnabled":  # APIDisabled or APIUnknown
-                    fact = {"cluster": cluster.name, "api_version": api_version, "kind": kind}
-                    s.assert_fact("api_unavailable", fact)
-        for cluster in live:
-            self.cluster_ids[cluster.name] = s.assert_fact("cluster", encoding.cluster(self.symbols, cluster))
-        for name in sorted({p.name.value for p in self.policy_of.values() if p is not None}):
-            self.scope_ids[name] = s.assert_fact(POLICY_SCOPE, encoding.policy_scope(name))
-        for binding in self.facts.bindings:
-            self._binding(binding)
-        self._group_scopes()
+        """Assert the input facts (engine.compile.encoding.input_facts: those that rules only test for absence
+        first, then clusters, then bindings, so that no rule fires on a partial picture), keeping each one's id by
+        what it stands for; then put every binding's placements on its spec.clusters."""
+        made = encoding.input_facts(
+            self.symbols,
+            self.facts,
+            self.policies,
+            self.policy_of,
+            self.held,
+            self.workload_affinity,
+            self.compiled.group_keys,
+            self._reads_members,
+        )
+        for fact in made:
+            match fact:
+                case encoding.Owned() if fact.values is None or self._reads_members:
+                    if fact.values is not None:  # a list's members, facts of their own
+                        self._members[(fact.owner, fact.what)] = fact.values
+                    self._set_owned(fact.owner, fact.what, fact.fact_type, fact.facts)
+                case encoding.Owned():  # a list's members that no rule matches: their values alone
+                    self._members[(fact.owner, fact.what)] = fact.values or ()
+                    if fact.values:
+                        self.waiting.changed((OWNER, fact.owner))
+                case encoding.Made(fact_type="cluster"):
+                    self.cluster_ids[fact.of] = self.session.assert_fact("cluster", fact.props)
+                case encoding.Made(fact_type="binding"):
+                    fact_id = self.binding_ids[fact.of] = self.session.assert_fact("binding", fact.props)
+                    self.binding_keys[fact_id] = fact.of
+                    self.binding_facts[fact.of] = fact.props
+                case encoding.Made(fact_type=schema.POLICY_SCOPE):
+                    self.scope_ids[fact.of] = self.session.assert_fact(POLICY_SCOPE, fact.props)
+                case encoding.Made():
+                    self.session.assert_fact(fact.fact_type, fact.props)
+                case encoding.GroupScope():
+                    scope = self.session.assert_fact(GROUP_SCOPE, fact.props)
+                    self.group_ids.update(dict.fromkeys(fact.bindings, scope))
+                case _:
+                    assert_never(fact)
         self.reset()
-
-    def _binding(self, binding: Binding) -> None:
-        policy = self.policy_of[binding.key]
-        g = self._groups(policy, binding.labels) if policy is not None else Groups()
-        recorded = binding.affinity_group is not None or binding.anti_affinity_group is not None
-        if policy is None or not binding.labels or (binding.key in self.held and recorded):
-            # no workload manifest, no evaluated policy, or a binding the detector has not refreshed since
-            # its policy changed (lazy activation): the groups recorded on the binding
-            g = replace(g, affinity=binding.affinity_group or "", anti_affinity=binding.anti_affinity_group or "")
-        if not self.workload_affinity:
-            g = Groups()
-        props = encoding.binding(self.symbols, binding, policy.name.value if policy is not None else "", g)
-        fact_id = self.binding_ids[binding.key] = self.session.assert_fact("binding", props)
-        self.binding_keys[fact_id] = binding.key
-        self.binding_facts[binding.key] = props
-
-    def _groups(self, policy: ast.Policy, labels: Mapping[str, str]) -> Groups:
-        """The binding's groups (engine.compile.policies.groups), once per policy and values of the labels
-        its workload terms group by."""
-        keys = self._group_keys.get(policy.name.value)
-        if keys is None:
-            terms = [s for s in policy.statements if isinstance(s, ast.WorkloadTerm)]
-            keys = self._group_keys[policy.name.value] = tuple(t.key.value for t in terms)
-        key = (policy.name.value, tuple(labels.get(k) for k in keys))
-        found = self._group_cache.get(key)
-        if found is None:
-            found = self._group_cache[key] = groups(policy, labels)
-        return found
-
-    def _group_scopes(self) -> None:
-        """One group_scope fact per value of the fields the rules lifted to it read, for the bindings a policy
-        selects (the others are not decided), numbered in the bindings' order."""
-        keys = self.compiled.group_keys
-        if not keys:
-            return
-        ids: dict[tuple[Any, ...], str] = {}
-        for binding in self.facts.bindings:
-            if self.policy_of[binding.key] is None:
-                continue
-            props = self.binding_facts[binding.key]
-            value = encoding.scope_value(keys, props)
-            scope = ids.get(value)
-            if scope is None:
-                scope = ids[value] = self.session.assert_fact(GROUP_SCOPE, encoding.group_scope(len(ids), keys, props))
-            self.group_ids[binding.key] = scope
 
     def group_names(self, key: str) -> tuple[tuple[str, str], ...]:
         """(AFFINITY or ANTI, NAMESPACE/GROUP) of each workload affinity group of the binding (its binding fact's),

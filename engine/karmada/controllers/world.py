@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.compile.policies import application_failover_fact, tolerations
+from engine.compile.encoding import application_failover_fact, tolerations
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.kube import gojson
