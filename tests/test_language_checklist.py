@@ -29,7 +29,7 @@ class Entry:
     keyword: str  # the word that starts it, for the editor grammar and the docs
     evaluated_by: tuple[str, ...]  # modules (under engine/) that act on it
     yaml: bool = True  # Karmada's PropagationPolicy YAML can say it: engine/inputs/policies.py makes it
-    checked: bool = True  # engine/checker/semantic.py names it (False: checked through the statement holding it)
+    checked: bool = True  # engine/checker/ names it (False: checked through the statement holding it)
 
 
 CHECKLIST: dict[type[ast.Node], Entry] = {
@@ -43,13 +43,13 @@ CHECKLIST: dict[type[ast.Node], Entry] = {
     ast.Overflow: Entry("overflow", "overflow", ("schedule/scheduler.py",), checked=False),
     ast.ClusterList: Entry("cluster_names", "names", ("compile/policies.py", "inputs/matching.py")),
     ast.ClusterSelector: Entry("cluster_labels", "labels", ("compile/policies.py",), checked=False),
-    ast.Toleration: Entry("toleration", "tolerate", ("compile/policies.py",)),
+    ast.Toleration: Entry("toleration", "tolerate", ("compile/encoding.py",)),
     ast.Spread: Entry("spread", "spread", ("schedule/plan.py", "compile/policies.py")),
     ast.Replicas: Entry("replicas_plain", "replicas", ("schedule/plan.py",)),
     ast.WorkloadTerm: Entry("workload_term", "workload", ("compile/policies.py", "schedule/scheduler.py")),
     ast.Failover: Entry("failover", "failover", ("karmada/controllers/world.py",)),
     ast.FailoverToleration: Entry(
-        "fo_toleration", "toleration", ("compile/policies.py", "karmada/controllers/world.py")
+        "fo_toleration", "toleration", ("compile/encoding.py", "karmada/controllers/world.py")
     ),
     ast.Purge: Entry("fo_purge", "purge", ("karmada/controllers/world.py",)),
     ast.Grace: Entry("fo_grace", "grace", ("karmada/controllers/world.py",)),
@@ -91,6 +91,7 @@ def _source(relative: str) -> str:
 GRAMMAR = (ENGINE / "grammar" / "fleetrules.lark").read_text()
 EDITOR = json.dumps(json.loads((ROOT / "editors" / "vscode" / "syntaxes" / "fleetrules.tmLanguage.json").read_text()))
 DOCS = (ROOT / "docs" / "language.md").read_text()
+CHECKER = "\n".join(p.read_text() for p in sorted((ENGINE / "checker").glob("*.py")))
 
 
 @pytest.mark.parametrize("kind", list(CHECKLIST), ids=lambda t: t.__name__)
@@ -101,8 +102,7 @@ def test_each_place_knows_the_statement(kind: type[ast.Node]) -> None:
         "the grammar": re.search(rf"^\??{entry.grammar}:|-> {entry.grammar}\b", GRAMMAR, re.M) is not None,
         "the parser (syntax/parse.py)": named.search(_source("syntax/parse.py")) is not None,
         "the formatter (syntax/fmt.py)": named.search(_source("syntax/fmt.py")) is not None,
-        "the checker (checker/semantic.py)": not entry.checked
-        or named.search(_source("checker/semantic.py")) is not None,
+        "the checker (checker/)": not entry.checked or named.search(CHECKER) is not None,
         "the YAML converter (inputs/policies.py)": not entry.yaml
         or named.search(_source("inputs/policies.py")) is not None,
         "the converter to YAML (render/karmada.py)": not entry.yaml
@@ -134,7 +134,15 @@ def test_the_formatters_statements_are_every_statement() -> None:
 
 # the places that act on every statement, expression or action of a kind: each match over the AST's classes ends in
 # ``case _: assert_never(...)``, so that mypy (in CI) fails when a class is added to a union and a place forgets it
-DISPATCH = ("syntax/fmt.py", "checker/semantic.py", "compile/rules.py", "render/karmada.py", "schedule/reschedule.py")
+DISPATCH = (
+    "syntax/fmt.py",
+    "checker/semantic.py",
+    "checker/policy_checks.py",
+    "checker/rule_checks.py",
+    "compile/rules.py",
+    "render/karmada.py",
+    "schedule/reschedule.py",
+)
 
 
 def _open_matches(source: str) -> list[int]:
