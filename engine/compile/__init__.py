@@ -1,2 +1,3 @@
-"""AST → IR: rules (rules), policies (policies), lifting to policy scope (lift), the fact encoding
-(encoding) and whole programs (program). No backend knowledge lives here."""
+"""AST → IR: rules (rules), policies (policies), lifting to a scope (lift), join plans (joins), the facts and
+their encoding (encoding: the input facts made in one pass) and whole programs (program). No backend knowledge
+lives here."""

@@ -1,1 +1,2 @@
-"""Stateful failover: Karmada's controllers (controllers) and the simulation through time (simulate)."""
+"""Failover through time: the simulation (simulate) of events, Karmada's controllers (engine.karmada.controllers)
+and the scheduler on one session."""
