@@ -44,7 +44,7 @@ class Decision:
     exempt: tuple[tuple[str, str], ...] = ()
     # a preference standing for several matches that differ in one fact (an indexed join counted them):
     # (alias, fact id) of each; ``weight`` is their sum, and ``matched`` names the first
-    group: Sequence[tuple[str, str]] = ()  # a tuple, or engine.backend.indexed.Peers (listed when read)
+    group: Sequence[tuple[str, str]] = ()  # any sequence; an engine may give one that is listed only when read
 
     def each(self) -> tuple[tuple[tuple[tuple[str, str], ...], int], ...]:
         """The matches the decision stands for, each with its weight: (matched, weight)."""
