@@ -318,7 +318,8 @@ def resilience(clusters: int, bindings: int) -> tuple[float, float, float, float
     """N-1 over the fleet (each cluster gaining a NoExecute taint, run to steady state): seconds to build the
     base state, the whole sweep serially and on two worker processes, and peak RSS (MiB) of this process and
     of the largest worker."""
-    from engine.review.resilience import Base, scenarios, sweep
+    from engine.review.impacts import scenarios
+    from engine.review.resilience import Base, sweep
 
     objects = fleet(clusters, bindings)
     with tempfile.TemporaryDirectory() as tmp:

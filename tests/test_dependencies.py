@@ -21,7 +21,8 @@ from engine.render.diff import to_data
 from engine.render.diff import to_text as diff_text
 from engine.render.resilience import to_text as sweep_text
 from engine.review.diff import compare
-from engine.review.resilience import scenarios, sweep
+from engine.review.impacts import scenarios
+from engine.review.resilience import sweep
 
 NS = "karmada-test"
 

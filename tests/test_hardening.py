@@ -278,7 +278,7 @@ def test_output_that_cannot_be_written_before_a_command_runs_is_a_message(tmp_pa
 def test_resilience_sizes_are_bounded_and_workers_never_outnumber_the_scenarios(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from engine.review import resilience
+    from engine.review import impacts, resilience
 
     root = Path(__file__).resolve().parent.parent / "examples" / "flink-ha"
     for option in ("--k", "--workers"):
@@ -287,7 +287,7 @@ def test_resilience_sizes_are_bounded_and_workers_never_outnumber_the_scenarios(
         assert result.exit_code == 2 and "is not in the range" in result.stderr
     rules, facts = load_rules([root / "policy.fr"]), load_facts([root / "facts"])
     with pytest.raises(UsageError, match="k: expected a whole number from 1 to 1000"):
-        resilience.scenarios(facts.clusters, k=2**70)
+        impacts.scenarios(facts.clusters, k=2**70)
     used: list[int] = []
 
     def pool(job: object, plan: object, count: int, progress: object) -> list[object]:
@@ -297,7 +297,7 @@ def test_resilience_sizes_are_bounded_and_workers_never_outnumber_the_scenarios(
     monkeypatch.setattr(resilience, "_on_pool", pool)
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # cores and memory to spare: the scenarios bound it
     monkeypatch.setattr(resilience, "_available_bytes", lambda: None)
-    plan = resilience.scenarios(facts.clusters)
+    plan = impacts.scenarios(facts.clusters)
     resilience.sweep(rules, facts, plan, workers=300)
     assert used == [len(plan)]
 

@@ -249,7 +249,7 @@ def test_a_case_whose_expect_has_the_wrong_shape_fails_alone(
 
 def _sweep_inputs() -> tuple[object, object, list[object]]:
     from engine import load_rules
-    from engine.review.resilience import scenarios
+    from engine.review.impacts import scenarios
 
     rules, facts = load_rules([HA / "policy.fr"]), load_facts([HA / "facts"])
     return rules, facts, list(scenarios(facts.clusters, ["no-execute"], "cluster", 1))
@@ -260,12 +260,12 @@ def test_a_worker_killed_during_a_sweep_is_named_and_the_others_ended(monkeypatc
     import signal
 
     from engine import UsageError
-    from engine.review import resilience
+    from engine.review import impacts, resilience
 
     rules, facts, plan = _sweep_inputs()
     run = resilience.Base.run
 
-    def dies(self: resilience.Base, scenario: resilience.Scenario) -> resilience.Impact:
+    def dies(self: resilience.Base, scenario: impacts.Scenario) -> impacts.Impact:
         if scenario.name == plan[1].name:  # type: ignore[attr-defined]
             os.kill(os.getpid(), signal.SIGKILL)
         return run(self, scenario)

@@ -17,7 +17,8 @@ from engine.errors import UsageError
 from engine.inputs.facts import Facts, TargetCluster
 from engine.inputs.rule_files import RuleSet
 from engine.render.resilience import to_json, to_sarif, to_text
-from engine.review.resilience import Base, Scenario, scenarios, sweep
+from engine.review.impacts import Scenario, scenarios
+from engine.review.resilience import Base, sweep
 from tests.gates import ON
 from tests.test_simulate_loops import TOLERATED
 
@@ -195,7 +196,7 @@ def test_base_ref_compares_with_the_committed_rules(tmp_path: Path, monkeypatch:
 def test_change_lines_count_in_words() -> None:
     """ "2 more unschedulable", not "2 mores"."""
     from engine.render.resilience import changes_text
-    from engine.review.resilience import Impact, resilience_changes
+    from engine.review.impacts import Impact, resilience_changes
 
     scenario = Scenario("no-execute", ("m1",), "m1")
     before = Impact(scenario, unschedulable=("ns/a",))
@@ -269,7 +270,7 @@ def test_a_move_names_the_clusters_left_and_taken_not_those_kept() -> None:
     """Sized by what changed: a Duplicated binding that leaves one of its clusters names that one, and how many it
     keeps; one left unschedulable names all it left."""
     from engine.render.resilience import move_line
-    from engine.review.resilience import Move
+    from engine.review.impacts import Move
 
     kept = Move.of("ns/a", ("m1", "m2", "m3"), ("m2", "m3"), ())
     assert (kept.left, kept.took, kept.stays, kept.unschedulable) == (("m1",), (), 2, False)

@@ -23,7 +23,7 @@ from engine.results import Entry, Result
 
 if TYPE_CHECKING:  # the renderers of the other verbs' answers are imported where one is written
     from engine.review.diff import Diff
-    from engine.review.resilience import Change, Impact
+    from engine.review.impacts import Change, Impact
     from engine.review.testing import Report
 
 T = TypeVar("T")

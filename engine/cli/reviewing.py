@@ -21,11 +21,10 @@ from engine.inputs.rule_files import RuleSet
 from engine.karmada.notes import gate_notes
 from engine.pipeline import evaluate
 from engine.review.diff import CATEGORIES, compare
-from engine.review.resilience import (
+from engine.review.impacts import (
     FAILURES,
     GROUPINGS,
     MAX_K,
-    MAX_WORKERS,
     RESILIENCE_GATES,
     Impact,
     anyway,
@@ -33,10 +32,9 @@ from engine.review.resilience import (
     nothing_fails,
     resilience_changes,
     scenarios,
-    sweep,
     told_apart,
-    usable_workers,
 )
+from engine.review.resilience import MAX_WORKERS, sweep, usable_workers
 from engine.review.testing import TEST_SUFFIX, run_tests
 
 

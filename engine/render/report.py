@@ -19,7 +19,7 @@ from engine.render.diff import clusters_text
 from engine.render.resilience import COLUMNS, headline, row
 from engine.results import Entry, EntryKind, Placement, Reason, Result, Summarized, summarize
 from engine.review.diff import Diff
-from engine.review.resilience import Impact, ranked
+from engine.review.impacts import Impact, ranked
 
 WIDTH = 720  # pixels of the timeline's time axis
 _LANE = 18

@@ -9,7 +9,7 @@ from typing import Any
 from engine.errors import listed
 from engine.render.diff import plural
 from engine.render.sarif import Finding, log
-from engine.review.resilience import FAILURES, Change, Impact, Move, ranked
+from engine.review.impacts import FAILURES, Change, Impact, Move, ranked
 
 COLUMNS = ("scenario", "failure", "unschedulable", "spread lost", "state lost", "replicas lost", "evicted", "moved")
 

@@ -1,1 +1,2 @@
-"""Reviewing policy changes: rule tests (testing) and the diff of two rule versions (diff)."""
+"""Reviewing policy changes: rule tests (testing), the diff of two rule versions (diff), resilience sweeps
+(resilience) and what they report (impacts)."""
