@@ -13,7 +13,8 @@ import pytest
 
 from engine.inputs.yaml import load_text
 from engine.kube import gojson
-from engine.kube.jsonpath import JsonPathError, evaluate
+from engine.kube.jsonpath import evaluate
+from engine.kube.jsonpath_syntax import JsonPathError
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from engine.kube.gojson import quote as go_quote
-from engine.kube.jsonpath import JsonPathError, evaluate, parse
+from engine.kube.jsonpath import evaluate
+from engine.kube.jsonpath_syntax import JsonPathError, parse
 
 DATA = Path(__file__).parent / "data" / "jsonpath"
 

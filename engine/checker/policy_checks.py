@@ -10,7 +10,7 @@ from typing import assert_never
 from engine.checker.checking import GO_DURATION_SECONDS, INT32_MAX, INT64_MAX, Checking
 from engine.codes import Code
 from engine.errors import Span
-from engine.kube import jsonpath
+from engine.kube import jsonpath_syntax as jsonpath
 from engine.kube import validation as k8s
 from engine.syntax import ast
 from engine.syntax.schema import (

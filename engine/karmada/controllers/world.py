@@ -16,9 +16,9 @@ from engine.compile.encoding import application_failover_fact, tolerations
 from engine.inputs.facts import Binding, Cluster, ClusterStatus, EvictionTask
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.kube import gojson
-from engine.kube.jsonpath import JsonPathError
 from engine.kube.jsonpath import evaluate as jsonpath
-from engine.kube.jsonpath import parse as parse_jsonpath
+from engine.kube.jsonpath_syntax import JsonPathError
+from engine.kube.jsonpath_syntax import parse as parse_jsonpath
 from engine.kube.validation import label_value_problems
 from engine.results import Explanation
 from engine.syntax import ast
