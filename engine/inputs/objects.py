@@ -43,7 +43,7 @@ from engine.inputs.kinds import (
 )
 from engine.inputs.matching import taint_by_policies
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects, convert_taint_policies
-from engine.inputs.reader import _TOP, Reader, type_name
+from engine.inputs.reader import TOP_FIELDS, Reader, type_name
 from engine.inputs.yaml import Document, Marks, load_text, read_text
 from engine.kube.interpreter import HookRule
 
@@ -158,7 +158,7 @@ class FactSet:
         if kind not in ("Cluster", "ResourceBinding", "ClusterResourceBinding") and not_propagated(obj):
             return  # the detector never sees it: not a resource template
         if kind in ("Cluster", "ResourceBinding", "ClusterResourceBinding"):
-            r.known(obj, _TOP, "")  # a resource template's other fields are its content: propagated, not read
+            r.known(obj, TOP_FIELDS, "")  # a resource template's other fields are its content: propagated, not read
         if kind == "Cluster":
             cluster = read_cluster(r, obj, meta, where)
             if len(self.problems) == before or not any(p.is_error for p in self.problems[before:]):

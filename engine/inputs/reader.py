@@ -26,7 +26,7 @@ INT32_MAX = k8s.INT32_MAX
 _STEP = re.compile(r"\[([0-9]+)\]|([^.\[]+)")
 
 
-_TOP = {"apiVersion", "kind", "metadata", "spec", "status"}
+TOP_FIELDS = {"apiVersion", "kind", "metadata", "spec", "status"}
 
 
 class Reader:
