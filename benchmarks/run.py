@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import yaml
 
 from engine import Facts, RuleSet, evaluate, load_facts, load_rules, to_json
-from engine.backend.indexed import FactIndex
+from engine.backend.indexes import FactIndex
 from engine.compile import encoding
 from engine.errors import NO_SPAN
 from engine.failover.simulate import Simulator

@@ -387,7 +387,7 @@ def test_a_preference_over_peers_counts_them_from_the_nested_index(tmp_path: Pat
 
 
 def test_peers_name_the_group_as_it_was_when_the_decision_was_made() -> None:
-    from engine.backend.indexed import FactIndex, Peers
+    from engine.backend.indexes import FactIndex, Peers
 
     index = FactIndex()
 
@@ -675,7 +675,7 @@ def test_an_index_on_the_parts_of_batches_follows_a_batch_as_it_changes() -> Non
     values; a batch replaced by its changed self (a binding leaving a cluster, moving to another) moves only where
     its parts did (under the others its entry stays, read by its id: the batch in force is the session's), and each
     lookup makes the placement facts of that cluster alone."""
-    from engine.backend.indexed import Batch, FactIndex
+    from engine.backend.indexes import Batch, FactIndex
 
     a, b, c = {"cluster": "a"}, {"cluster": "b"}, {"cluster": "c"}
     index = FactIndex()

@@ -17,9 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from engine.backend.durable import DurableProgram, DurableSession
-from engine.backend.indexed import Batch, CompiledPlan, FactIndex, hashable, key_values
+from engine.backend.indexed import CompiledPlan
 from engine.backend.indexed import decisions as planned_decisions
 from engine.backend.indexed import evictions as planned_evictions
+from engine.backend.indexes import Batch, FactIndex, hashable, key_values
 from engine.backend.protocol import Decision, OneByOne, place_each
 from engine.compile import ir
 from engine.compile.encoding import BATCHED
