@@ -158,6 +158,7 @@ def test_a_placement_keeps_every_rejected_cluster_for_the_api(in_root: Path) -> 
 
 def test_a_large_snapshot_is_read_once_as_rules_and_facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot past the 4 MiB of a rule file is a snapshot (the fact files' limit), read once."""
+    from engine.inputs import marks
     from engine.inputs import yaml as loader
 
     path = tmp_path / "fleet.yaml"
@@ -167,7 +168,7 @@ def test_a_large_snapshot_is_read_once_as_rules_and_facts(tmp_path: Path, monkey
     reads = []
     original = loader.load_text
 
-    def counted(text: str, file: str) -> tuple[list[loader.Document], list[object]]:
+    def counted(text: str, file: str) -> tuple[list[marks.Document], list[object]]:
         reads.append(file)
         return original(text, file)  # type: ignore[return-value]
 

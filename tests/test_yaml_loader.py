@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from engine import FactError, load_facts
 from engine.errors import Diagnostic
-from engine.inputs.yaml import MAX_DEPTH, MAX_VALUES, Document, Position, _load_yaml, load_text
+from engine.inputs.marks import Document, Position
+from engine.inputs.yaml import MAX_DEPTH, MAX_VALUES, _load_yaml, load_text
 
 TEXT = """\
 base: &base {a: 1, b: two}
@@ -215,7 +216,8 @@ def test_trailing_text_after_a_json_value_is_read_as_yaml() -> None:
 
 def _loaded(text: str) -> tuple[list[object], dict[int, object]]:
     """Values and marks as the node-tree loader gives them (keyed by container order, not id)."""
-    from engine.inputs.yaml import Marks, _Loader
+    from engine.inputs.marks import Marks
+    from engine.inputs.yaml import _Loader
 
     marks = Marks("t.yaml")
     loader = _Loader(text, marks)

@@ -25,7 +25,8 @@ from engine.codes import Code
 from engine.errors import Diagnostic, FactError, Span, error
 from engine.inputs.facts import LAST_YEAR, TimeOutOfRange, parse_time
 from engine.inputs.files import display_path
-from engine.inputs.yaml import Document, load_file
+from engine.inputs.marks import Document
+from engine.inputs.yaml import load_file
 from engine.syntax.parse import MAX_DIGITS, parse_duration
 
 

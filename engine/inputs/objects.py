@@ -41,10 +41,11 @@ from engine.inputs.kinds import (
     read_workload,
     unnamed,
 )
+from engine.inputs.marks import Document, Marks
 from engine.inputs.matching import taint_by_policies
 from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects, convert_taint_policies
 from engine.inputs.reader import TOP_FIELDS, Reader, type_name
-from engine.inputs.yaml import Document, Marks, load_text, read_text
+from engine.inputs.yaml import load_text, read_text
 from engine.kube.interpreter import HookRule
 
 FACT_SUFFIXES = (".yaml", ".yml", ".json")

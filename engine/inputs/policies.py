@@ -17,7 +17,8 @@ from typing import Any
 from engine.codes import Code
 from engine.errors import Diagnostic, Span, error, file_line, warning
 from engine.inputs.facts import MatchCondition, Taint, TaintPolicy, cluster_taint_problem, parse_time
-from engine.inputs.yaml import Marks, load_text
+from engine.inputs.marks import Marks
+from engine.inputs.yaml import load_text
 from engine.kube.gojson import quote
 from engine.syntax import ast
 from engine.syntax.schema import DEPRECATED_PURGE_MODES, FIELD_SELECTOR_KEYS, SPREAD_FIELDS

@@ -16,7 +16,7 @@ from engine.inputs.facts import (
     TimeOutOfRange,
     parse_time,
 )
-from engine.inputs.yaml import Marks
+from engine.inputs.marks import Marks
 from engine.kube import validation as k8s
 from engine.kube.quantity import parse_quantity
 

@@ -12,6 +12,7 @@ faster than PyYAML reads the same objects, with JSON's own meaning (as the API s
 ``1e3`` is a number); its positions are found only when a problem needs one, by reading the text again
 as YAML (JSON is YAML) and pairing the two readings' mappings and lists. Text that is not strictly JSON
 (comments, duplicate keys, NaN, nesting deeper than the YAML bound) is read as YAML, as before.
+
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import json
 import json.scanner
 import re
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,107 +28,28 @@ import yaml
 
 from engine.codes import Code
 from engine.errors import Diagnostic, Span, error
+from engine.inputs.marks import Document, Marks, pack, unpack
 from engine.kube import gojson
 
 MAX_DEPTH = 200  # nested mappings and lists in one document
+
+
 MAX_VALUES = 1_000_000  # values of a document with every alias expanded: a "billion laughs" stays small
+
+
 MAX_BYTES = 64 * 1024 * 1024
+
 
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True)
-class Position:
-    line: int  # 1-based
-    column: int  # 1-based
+_KINDS: dict[type, str] = {yaml.SequenceNode: "list", yaml.MappingNode: "mapping"}
 
 
-_BITS = 27  # a line or column (and one more) of a 64 MiB text fits
-_MASK = (1 << _BITS) - 1
-
-
-def pack(key_line: int, key_column: int, value_line: int, value_column: int) -> int:
-    """An entry's positions (0-based; -1: a list's entry has no key) as one int: a snapshot has a million entries,
-    and a tuple of four held 65 MB of a 10 MB one's 172."""
-    return ((((key_line + 1) << _BITS | (key_column + 1)) << _BITS | value_line) << _BITS) | value_column
-
-
-def unpack(packed: int) -> tuple[int, int, int, int]:
-    value_column, packed = packed & _MASK, packed >> _BITS
-    value_line, packed = packed & _MASK, packed >> _BITS
-    return (packed >> _BITS) - 1, (packed & _MASK) - 1, value_line, value_column
-
-
-@dataclass
-class Marks:
-    """Where the containers of one file's documents stand: the container, and each key or index."""
-
-    file: str
-    # container id → ((line, column) of it, each entry's (key line, key column, value line, value column) packed in
-    # one int: ``pack``), 0-based as the parser counts; a fleet's snapshot has a few hundred thousand
-    _at: dict[int, tuple[tuple[int, int], dict[Any, int]]] = field(default_factory=dict)
-    _keep: list[Any] = field(default_factory=list)  # the containers, so that their ids stay theirs
-    # finds the positions of a container when first asked for one (a text read as JSON) and records them here
-    # (those of the list item holding it, or of everything); True when nothing is left to find
-    pending: Callable[[Marks, Any], bool] | None = None
-    # where some containers begin (0-based), known before ``pending`` ran (a text read as JSON)
-    _begins: dict[int, tuple[int, int]] = field(default_factory=dict)
-
-    def begins(self, container: Any, where: tuple[int, int]) -> None:
-        self._begins[id(container)] = where
-        self._keep.append(container)
-
-    def alias(self, copy: Any, original: Any) -> None:
-        """``copy`` (a mapping made from ``original`` with keys added) stands where ``original`` does."""
-        where = self.position(original)
-        found = self._at.get(id(original))
-        if found is not None:
-            self.record(copy, *found)
-        elif where is not None:
-            self.begins(copy, (where.line - 1, where.column - 1))
-
-    def record(self, container: Any, where: tuple[int, int], entries: dict[Any, int]) -> None:
-        self._at[id(container)] = (where, entries)
-        self._keep.append(container)
-
-    def position(self, container: Any, key: Any = None, of_key: bool = False) -> Position | None:
-        """Where ``container[key]`` stands (with ``of_key``, where the key itself is written; the container
-        when ``key`` is None), if known."""
-        found = self._at.get(id(container))
-        if found is None and self.pending is not None and (key is not None or id(container) not in self._begins):
-            if self.pending(self, container):
-                self.pending = None
-            found = self._at.get(id(container))
-        if found is None:
-            begins = self._begins.get(id(container))
-            return Position(begins[0] + 1, begins[1] + 1) if begins is not None else None
-        (line, column), entries = found
-        if key is None or not isinstance(key, Hashable) or key not in entries:
-            return Position(line + 1, column + 1)
-        key_line, key_column, value_line, value_column = unpack(entries[key])
-        if of_key and key_line >= 0:
-            return Position(key_line + 1, key_column + 1)
-        return Position(value_line + 1, value_column + 1)
-
-    def span(self, container: Any, key: Any = None, of_key: bool = False) -> Span:
-        where = self.position(container, key, of_key) or Position(1, 1)
-        return Span(self.file, where.line, where.column, where.line, where.column + 1)
-
-
-@dataclass(frozen=True)
-class Document:
-    value: Any
-    index: int  # 1-based, counting empty documents too
-    marks: Marks
-    start: tuple[int, int] | None = field(default=None, compare=False)  # 1-based line and column of its value
-
-    def span(self, container: Any = None, key: Any = None, of_key: bool = False) -> Span:
-        return self.marks.span(self.value if container is None else container, key, of_key)
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
-_KINDS: dict[type, str] = {yaml.SequenceNode: "list", yaml.MappingNode: "mapping"}
-_MERGE = "tag:yaml.org,2002:merge"
 
 
 class _Loader(_Base):  # type: ignore[misc]
@@ -250,9 +171,17 @@ class _Loader(_Base):  # type: ignore[misc]
 
 
 _Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_mapping)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:omap", _Loader.construct_mapping)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:seq", _Loader.construct_sequence)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_text)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:binary", _Loader.construct_text)
 
 
@@ -502,6 +431,8 @@ class _Unusual(Exception):
 
 
 _SCALAR, _START_MAP, _START_SEQ = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+
+
 _END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 

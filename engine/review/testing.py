@@ -34,9 +34,10 @@ from engine.checker.rule_set import load_rules
 from engine.errors import FleetrulesError, render
 from engine.inputs.facts import parse_time
 from engine.inputs.files import RULE_SUFFIX, display_path, expand
+from engine.inputs.marks import Document
 from engine.inputs.objects import FACT_SUFFIXES, load_facts
 from engine.inputs.rule_files import RULE_FILE_SUFFIXES, in_tree, rule_tree
-from engine.inputs.yaml import Document, load_file
+from engine.inputs.yaml import load_file
 from engine.karmada.gates import Controllers
 from engine.pipeline import evaluate
 from engine.results import Result
