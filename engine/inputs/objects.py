@@ -20,6 +20,7 @@ from engine.collector import with_fewer_collections
 from engine.errors import Diagnostic, FactError, Span, UsageError, error, warning
 from engine.inputs import controlplane
 from engine.inputs.controlplane import ControlPlaneFlag
+from engine.inputs.converting import PolicyObject
 from engine.inputs.facts import (
     Binding,
     Cluster,
@@ -43,8 +44,9 @@ from engine.inputs.kinds import (
 )
 from engine.inputs.marks import Document, Marks
 from engine.inputs.matching import taint_by_policies
-from engine.inputs.policies import POLICY_KINDS, PolicyObject, convert_objects, convert_taint_policies
+from engine.inputs.policies import POLICY_KINDS, convert_objects
 from engine.inputs.reader import TOP_FIELDS, Reader, type_name
+from engine.inputs.taint_policies import convert_taint_policies
 from engine.inputs.yaml import load_text, read_text
 from engine.kube.interpreter import HookRule
 

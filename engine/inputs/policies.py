@@ -7,21 +7,17 @@ Fields fleetrules does not evaluate are reported, not dropped.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from engine.codes import Code
-from engine.errors import Diagnostic, Span, error, file_line, warning
-from engine.inputs.facts import MatchCondition, Taint, TaintPolicy, cluster_taint_problem, parse_time
-from engine.inputs.marks import Marks
+from engine.errors import Diagnostic, Span, error, file_line
+from engine.inputs.converting import Converting, PolicyObject, mapping_of
+from engine.inputs.taint_policies import convert_taint_policies
 from engine.inputs.yaml import load_text
-from engine.kube.gojson import quote
 from engine.syntax import ast
-from engine.syntax.schema import DEPRECATED_PURGE_MODES, FIELD_SELECTOR_KEYS, SPREAD_FIELDS
+from engine.syntax.schema import DEPRECATED_PURGE_MODES, SPREAD_FIELDS
 
 POLICY_KINDS = ("PropagationPolicy", "ClusterPropagationPolicy")
 _SELECTOR_NAMESPACE = "namespace of resource selector must be the same as the namespace of the policy"
@@ -55,57 +51,8 @@ _NO_PLACEMENT_EFFECT = {
 }
 
 
-@dataclass(frozen=True)
-class PolicyObject:
-    """A PropagationPolicy or ClusterPropagationPolicy object, where it came from and its positions."""
-
-    source: str  # FILE:LINE, or "object N" for a Python object
-    obj: Mapping[str, Any]
-    marks: Marks | None = None
-
-
-def _mapping_of(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-class _Converter:
-    def __init__(self, source: str, marks: Marks | None, problems: list[Diagnostic]) -> None:
-        self.source = marks.file if marks is not None else source
-        self.marks = marks
-        self.problems = problems
-        self.default_line = 0
-
-    def span(self, obj: Any, key: Any = None, of_key: bool = False) -> Span:
-        """Where ``obj`` (or its entry ``key``) stands; the object's line when not known."""
-        position = self.marks.position(obj, key, of_key) if self.marks is not None else None
-        if position is None:
-            return Span(self.source, self.default_line, 1, self.default_line, 1)
-        return Span(self.source, position.line, position.column, position.line, position.column)
-
-    def field_span(self, obj: Any, path: str) -> Span:
-        """The span of the field ``path`` ends in (``spec.priority``, ``values[2]``), inside ``obj``."""
-        last = re.search(r"\[([0-9]+)\]$|([^.\[\]]+)$", path)
-        if last is not None and isinstance(obj, (dict, list)):
-            key: Any = int(last.group(1)) if last.group(1) else last.group(2)
-            if (isinstance(obj, dict) and key in obj) or (isinstance(obj, list) and isinstance(key, int)):
-                return self.span(obj, key)
-        return self.span(obj)
-
-    def fail(self, obj: Any, path: str, message: str) -> None:
-        self.problems.append(
-            error(f"{path}: {message}", self.field_span(obj, path), subject=self.source, code=Code.POLICY_YAML)
-        )
-
-    def warn(self, obj: Any, path: str, message: str) -> None:
-        self.problems.append(
-            warning(f"{path}: {message}", self.field_span(obj, path), subject=self.source, code=Code.POLICY_YAML)
-        )
-
-    def word(self, value: Any, obj: Any, path: str) -> ast.Word:
-        if not isinstance(value, str):
-            self.fail(obj, path, f"expected a string, found {value!r}")
-            value = str(value)
-        return ast.Word(value, span=self.field_span(obj, path))
+class _Converter(Converting):
+    """A PropagationPolicy or ClusterPropagationPolicy object read as policies of the rule language."""
 
     def _not_evaluated(self, spec: dict[str, Any], key: str) -> None:
         """A spec field fleetrules does not evaluate: say so, or why its default already is Karmada's."""
@@ -124,135 +71,6 @@ class _Converter:
             self.warn(spec, path, _NO_PLACEMENT_EFFECT[key])
         else:
             self.warn(spec, path, f"{_NO_PLACEMENT_EFFECT[key]}; it does not change placement or failover")
-
-    def integer(self, obj: dict[str, Any], key: str, path: str, bits: int = 64) -> int | None:
-        """``obj[key]`` as the API server takes an integer field: absent is None, any other type is the
-        structural schema's error, and a value the field's Go type cannot hold is refused."""
-        value = obj.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            kind = {bool: "boolean", str: "string", float: "number", list: "array", dict: "object"}.get(
-                type(value), type(value).__name__
-            )
-            self.fail(obj, path, f'Invalid value: "{kind}": {path} in body must be of type integer: "{kind}"')
-            return None
-        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-            self.fail(obj, path, f"Invalid value: {value}: must fit a {bits}-bit integer")
-            return None
-        return value
-
-    def words(self, values: Any, obj: Any, path: str) -> tuple[ast.Word, ...]:
-        if not isinstance(values, list):
-            self.fail(obj, path, "expected a list")
-            return ()
-        return tuple(self.word(v, values, f"{path}[{i}]") for i, v in enumerate(values))
-
-    def mapping(self, value: Any, parent: Any, path: str) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            self.fail(parent, path, "expected a mapping")
-            return {}
-        return value
-
-    def sequence(self, value: Any, parent: Any, path: str) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.fail(parent, path, "expected a list")
-            return []
-        return value
-
-    def known(self, obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
-        for key in obj:
-            if key not in allowed:
-                message = f"{path}.{key}: unknown field, not evaluated"
-                self.problems.append(
-                    warning(message, self.span(obj, key, of_key=True), subject=self.source, code=Code.POLICY_YAML)
-                )
-
-    # ------------------------------------------------------------ selectors
-    def label_selector(self, raw: Any, parent: Any, path: str) -> ast.Selector:
-        sel = self.mapping(raw, parent, path)
-        self.known(sel, {"matchLabels", "matchExpressions"}, path)
-        reqs = [
-            ast.Requirement(
-                self.word(k, sel, f"{path}.matchLabels"),
-                ast.Op.EQUALS,
-                (self.word(v, sel, f"{path}.matchLabels.{k}"),),
-                span=self.span(sel),
-            )
-            for k, v in sorted(self.mapping(sel.get("matchLabels"), sel, f"{path}.matchLabels").items())
-        ]
-        reqs += self.expressions(sel.get("matchExpressions"), sel, f"{path}.matchExpressions")
-        return ast.Selector(tuple(reqs), span=self.span(sel))
-
-    def expressions(self, raw: Any, parent: Any, path: str) -> list[ast.Requirement]:
-        ops = {"In": ast.Op.IN, "NotIn": ast.Op.NOT_IN, "Exists": ast.Op.EXISTS, "DoesNotExist": ast.Op.DOES_NOT_EXIST}
-        out = []
-        for i, item in enumerate(raw or []):
-            expr = self.mapping(item, parent, f"{path}[{i}]")
-            op = ops.get(expr.get("operator", ""))
-            if op is None:
-                self.fail(expr, f"{path}[{i}].operator", f"unsupported operator {expr.get('operator')!r}")
-                continue
-            values = self.words(expr.get("values", []), expr, f"{path}[{i}].values")
-            out.append(
-                ast.Requirement(self.word(expr.get("key"), expr, f"{path}[{i}].key"), op, values, span=self.span(expr))
-            )
-        return out
-
-    def cluster_affinity(self, raw: dict[str, Any], name: ast.Word | None, path: str) -> ast.ClusterAffinity:
-        """A ClusterAffinity; with a ``name``, a ClusterAffinityTerm (affinityName, overflowAffinities)."""
-        fields = {"clusterNames", "exclude", "labelSelector", "fieldSelector"}
-        self.known(raw, fields | ({"affinityName", "overflowAffinities"} if name is not None else set()), path)
-        overflow = []
-        for i, item in enumerate(self.sequence(raw.get("overflowAffinities") or [], raw, f"{path}.overflowAffinities")):
-            where = f"{path}.overflowAffinities[{i}]"
-            group = self.mapping(item, raw, where)
-            self.known(group, fields | {"affinityName"}, where)
-            group_name = self.word(group.get("affinityName"), group, f"{where}.affinityName")
-            overflow.append(ast.Overflow(group_name, self.cluster_statements(group, where), span=self.span(group)))
-        return ast.ClusterAffinity(name, self.cluster_statements(raw, path), tuple(overflow), span=self.span(raw))
-
-    def cluster_statements(self, raw: dict[str, Any], path: str) -> tuple[ast.ClusterStmt, ...]:
-        stmts: list[ast.ClusterStmt] = []
-        if raw.get("clusterNames"):
-            stmts.append(
-                ast.ClusterList(
-                    ast.ClusterField.NAMES,
-                    self.words(raw["clusterNames"], raw, f"{path}.clusterNames"),
-                    span=self.span(raw),
-                )
-            )
-        if raw.get("exclude"):
-            stmts.append(
-                ast.ClusterList(
-                    ast.ClusterField.EXCLUDE, self.words(raw["exclude"], raw, f"{path}.exclude"), span=self.span(raw)
-                )
-            )
-        if raw.get("labelSelector") is not None:
-            stmts.append(
-                ast.ClusterSelector(
-                    ast.ClusterField.LABELS,
-                    self.label_selector(raw["labelSelector"], raw, f"{path}.labelSelector"),
-                    span=self.span(raw["labelSelector"]),
-                )
-            )
-        if raw.get("fieldSelector") is not None:
-            fs = self.mapping(raw["fieldSelector"], raw, f"{path}.fieldSelector")
-            problem = _field_selector_problem(fs.get("matchExpressions"))
-            if problem is not None:  # ValidatePolicyFieldSelector: the first problem, of the whole selector
-                self.fail(fs, f"{path}.fieldSelector", problem)
-                return tuple(stmts)
-            reqs = self.expressions(fs.get("matchExpressions"), fs, f"{path}.fieldSelector.matchExpressions")
-            stmts.append(
-                ast.ClusterSelector(
-                    ast.ClusterField.FIELDS, ast.Selector(tuple(reqs), span=self.span(fs)), span=self.span(fs)
-                )
-            )
-        return tuple(stmts)
 
     def schedule_priority(self, spec: dict[str, Any]) -> list[ast.PolicyStmt]:
         """spec.schedulePriority as the CRD admits it: priorityClassSource KubePriorityClass (its only value) and a
@@ -320,7 +138,7 @@ class _Converter:
         stmts += self.schedule_priority(spec)
         if spec.get("propagateDeps") is not None and not isinstance(spec["propagateDeps"], bool):
             self.fail(spec, "spec.propagateDeps", f"expected true or false, found {json.dumps(spec['propagateDeps'])}")
-        elif spec.get("propagateDeps") is True and _mapping_of(spec.get("failover")).get("application") is None:
+        elif spec.get("propagateDeps") is True and mapping_of(spec.get("failover")).get("application") is None:
             span = self.span(spec, "propagateDeps")  # (application failover implies it: not said twice)
             stmts.append(ast.PropagateDeps(ast.Word("dependencies", span=span), span=span))
         stmts += self.placement(placement)
@@ -629,19 +447,6 @@ class _Converter:
         return out
 
 
-def _field_selector_problem(expressions: Any) -> str | None:
-    """ValidatePolicyFieldSelector (pkg/util/validation/validation.go): key, then operator, of each expression."""
-    for expr in expressions if isinstance(expressions, list) else []:
-        if not isinstance(expr, dict):
-            continue
-        key, operator = expr.get("key"), expr.get("operator")
-        if key not in FIELD_SELECTOR_KEYS:
-            return f"unsupported key {_go_quote(key)}, must be provider, region, or zone"
-        if operator not in ("In", "NotIn"):
-            return f"unsupported operator {_go_quote(operator)}, must be In or NotIn"
-    return None
-
-
 def _spread_problems(constraints: Any) -> list[tuple[str, str]]:
     """ValidateSpreadConstraint (pkg/util/validation/validation.go) on the constraints as the mutating webhook
     leaves them (SetDefaultSpreadConstraints: spreadByField cluster when neither field nor label is set,
@@ -682,121 +487,6 @@ def _spread_problems(constraints: Any) -> list[tuple[str, str]]:
         detail = "the cluster spread constraint must be enabled in one of the constraints"
         out.append((whole, f"Invalid value: {listed}: {detail} in case of SpreadByField is enabled"))
     return out
-
-
-def _go_quote(value: Any) -> str:
-    """Go's %q of a string field (a missing one is empty)."""
-    return quote("" if value is None else str(value))
-
-
-class _TaintPolicyConverter(_Converter):
-    def taint_policy(self, obj: dict[str, Any]) -> TaintPolicy | None:
-        """A ClusterTaintPolicy as its CRD and webhook admit it (pkg/webhook/clustertaintpolicy validating.go
-        validatePolicyTaints); None when refused."""
-        before = len(self.problems)
-        meta = self.mapping(obj.get("metadata"), obj, "metadata")
-        self.default_line = self.span(obj).line
-        if obj.get("spec") is None:
-            self.fail(obj, "spec", "Required value")
-            return None
-        spec = self.mapping(obj.get("spec"), obj, "spec")
-        self.known(spec, {"targetClusters", "addOnConditions", "removeOnConditions", "taints"}, "spec")
-        targets = None
-        if spec.get("targetClusters") is not None:
-            raw = self.mapping(spec["targetClusters"], spec, "spec.targetClusters")
-            targets = self.cluster_affinity(raw, None, "spec.targetClusters").statements
-        add_on = self.match_conditions(spec, "addOnConditions")
-        remove_on = self.match_conditions(spec, "removeOnConditions")
-        taints: list[Taint] = []
-        if spec.get("taints") is None:
-            self.fail(spec, "spec.taints", "Required value")
-        elif not self.sequence(spec["taints"], spec, "spec.taints") and isinstance(spec["taints"], list):
-            self.fail(spec, "spec.taints", "Invalid value: 0: spec.taints in body should have at least 1 items")
-        for i, raw_taint in enumerate(self.sequence(spec.get("taints"), spec, "spec.taints")):
-            path = f"spec.taints[{i}]"
-            t = self.mapping(raw_taint, spec["taints"], path)
-            self.known(t, {"key", "value", "effect"}, path)
-            for required in ("key", "effect"):
-                if not isinstance(t.get(required), str):
-                    self.fail(t, f"{path}.{required}", "Required value")
-            key, effect = str(t.get("key", "")), str(t.get("effect", ""))
-            taint = Taint(key, str(t.get("value") or ""), effect)
-            problem = cluster_taint_problem(taint)
-            if effect and problem:  # admitted (no enum, no format), but no cluster can carry it
-                self.warn(
-                    t,
-                    path,
-                    f"a Cluster refuses this taint ({problem}: ValidateClusterTaints): the controller's update of "
-                    "any cluster this policy would taint fails, and that cluster keeps its taints",
-                )
-            taints.append(taint)
-        for i, taint in enumerate(taints):
-            if any((u.key, u.effect) == (taint.key, taint.effect) for u in taints[i + 1 :]):
-                message = f"Duplicate taint with the same key({taint.key}) and effect({taint.effect}) is not allowed"
-                self.fail(spec["taints"], f"spec.taints[{i}]", f"Duplicate value: {quote(message)}")
-        if any(p.is_error for p in self.problems[before:]):
-            return None
-        if any(t.effect == "NoExecute" for t in taints):
-            self.warn(
-                spec,
-                "spec.taints",
-                "Karmada's webhook admits a NoExecute taint in a ClusterTaintPolicy only when it runs with "
-                "--allow-no-execute-taint-policy (off by default); taken as admitted",
-            )
-        created = None
-        if isinstance(meta.get("creationTimestamp"), str):
-            try:
-                created = parse_time(meta["creationTimestamp"])
-            except ValueError as exc:
-                self.fail(meta, "metadata.creationTimestamp", str(exc))
-                return None
-        span = self.span(obj)
-        return TaintPolicy(
-            name=str(meta.get("name", "")),
-            created=created,
-            targets=targets,
-            add_on=add_on,
-            remove_on=remove_on,
-            taints=tuple(taints),
-            source=f"{span.file}:{span.line}",
-        )
-
-    def match_conditions(self, spec: dict[str, Any], key: str) -> tuple[MatchCondition, ...]:
-        out = []
-        for i, raw in enumerate(self.sequence(spec.get(key), spec, f"spec.{key}")):
-            path = f"spec.{key}[{i}]"
-            m = self.mapping(raw, spec[key], path)
-            self.known(m, {"conditionType", "operator", "statusValues"}, path)
-            for required in ("conditionType", "operator", "statusValues"):
-                if m.get(required) is None:
-                    self.fail(m, f"{path}.{required}", "Required value")
-            if m.get("operator") not in (None, "In", "NotIn"):  # no enum: admitted, and matches nothing
-                self.warn(
-                    m,
-                    f"{path}.operator",
-                    f"{m['operator']!r} is neither In nor NotIn: these conditions "
-                    "never match (conditionMatches: unsupported MatchCondition operator)",
-                )
-            values = self.words(m.get("statusValues") or [], m, f"{path}.statusValues")
-            out.append(
-                MatchCondition(
-                    str(m.get("conditionType", "")), str(m.get("operator", "")), tuple(v.value for v in values)
-                )
-            )
-        return tuple(out)
-
-
-def convert_taint_policies(objects: Iterable[PolicyObject]) -> tuple[list[TaintPolicy], list[Diagnostic]]:
-    """ClusterTaintPolicy objects, in the order their controller applies them: by creationTimestamp (a policy
-    without one first), then by name (Karmada's sort.Slice leaves equal times in the informer's order)."""
-    problems: list[Diagnostic] = []
-    policies = []
-    for o in objects:
-        policy = _TaintPolicyConverter(o.source, o.marks, problems).taint_policy(dict(o.obj))
-        if policy is not None:
-            policies.append(policy)
-    earliest = dt.datetime.min.replace(tzinfo=dt.UTC)
-    return sorted(policies, key=lambda p: (p.created or earliest, p.name)), problems
 
 
 def convert_objects(objects: Iterable[PolicyObject]) -> tuple[list[ast.Policy], list[Diagnostic]]:
