@@ -14,33 +14,27 @@ assignment").
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import islice
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from engine.backend import Decision, DecisionKind, Program, Session
+from engine.backend import Decision, Program, Session
 from engine.codes import Code
 from engine.compile import encoding
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Cluster, Facts
-from engine.results import SHOWN_NAMES, NotPropagated, Placement, Reason
+from engine.results import SHOWN_NAMES, NotPropagated, Placement
 from engine.schedule.explain import Explainer, Explanations
 from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
-from engine.schedule.plan import Plan, plan_of
+from engine.schedule.generic import Attempt, Chosen, GenericScheduling, request_key
+from engine.schedule.plan import Plan
 from engine.schedule.queue import order_notes, queue_order, queue_priority
 from engine.schedule.replicas import (
-    MAX_INT32,
-    Candidate,
     Request,
     SchedulingError,
     Strategy,
     assign,
     assign_overflow,
-    component_sets,
-    estimate,
 )
 from engine.schedule.reschedule import (
     HELD_PLACEMENT,
@@ -50,6 +44,7 @@ from engine.schedule.reschedule import (
     HeldPlacement,
     Trigger,
     held_by_lazy_activation,
+    is_workload,
     requeued,
     reschedule_required,
     schedules_with_held_placement,
@@ -57,18 +52,15 @@ from engine.schedule.reschedule import (
     waits_for_the_workload,
 )
 from engine.schedule.selection import Choice
-from engine.schedule.spread import Limits, SelectError, cluster_count, select
+from engine.schedule.spread import SelectError
 from engine.schedule.store import FactStore
-from engine.schedule.views import Constant, Locality, Subset
+from engine.schedule.views import Constant
 from engine.schedule.waiting import Waiting
 from engine.syntax import ast
 from engine.syntax.schema import MEMBER
 
-LOCALITY_SCORE = 100  # plugin ClusterLocality: a cluster the binding already targets
-ONE = Limits(1, 1)  # a spread by cluster with minGroups 1 and maxGroups 1: exactly one cluster
 
-
-class Scheduler:
+class Scheduler(GenericScheduling):
     """One evaluation: a backend session over the facts, and the placements decided on it.
 
     ``choices``: the detector's choice for each binding (engine.schedule.selection, made before). ``load`` loads
@@ -149,7 +141,7 @@ class Scheduler:
         # the filter stage: each policy's shared result, each binding's overlay on it
         self.feasibility = Feasibility(self.session, self.compiled, self.store, self.policies, self.candidates)
         # what bindings alike chose on a shared result (Scheduler._attempt, Scheduler._choose), kept while it is
-        self._chosen: WeakKeyDictionary[Shared, _Chosen] = WeakKeyDictionary()
+        self._chosen: WeakKeyDictionary[Shared, Chosen] = WeakKeyDictionary()
         self._plans: dict[str, Plan] = {}
         self._estimates: dict[tuple[Any, bool], dict[str, int]] = {}
         self._uniformity: dict[tuple[Any, bool], bool] = {}
@@ -190,7 +182,7 @@ class Scheduler:
         if placement.unschedulable and not placement.clusters and not self._unkeepable:
             owner = encoding.binding_owner(binding.key)
             groups = self.store.group_names(binding.key)
-            self.waiting.keep(binding, policy.name.value, _workload(binding), placement, owner, groups)
+            self.waiting.keep(binding, policy.name.value, is_workload(binding), placement, owner, groups)
         return placement
 
     # ------------------------------------------------------------ unschedulable bindings kept (resilience sweeps)
@@ -220,7 +212,7 @@ class Scheduler:
         observed = binding.observed_affinity_name
         start = terms.index(observed) if observed in terms and not reschedule_required(binding) else 0
         plan = self._plan(policy)
-        first: _Attempt | None = None
+        first: Attempt | None = None
         for term in terms[start:]:
             attempt = self._attempt(binding, plan, term, own, alike)
             if attempt.error is None:
@@ -277,14 +269,14 @@ class Scheduler:
         term: str | None,
         own: list[Decision],
         alike: tuple[str, int] | tuple[()] | None = (),
-    ) -> _Attempt:
+    ) -> Attempt:
         """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule).
         ``own``: the binding's decisions and its group scope's that apply to it; ``alike``: what the bindings
         of its group scope that have them all share (Scheduler._group_decisions), None when they differ."""
         policy = self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         # AssignReplicas divides replicas only for a workload of one pod template: a multi-component one goes, as a
         # whole, to every selected cluster
-        workload = _workload(binding)
+        workload = is_workload(binding)
         divides = (binding.replicas > 0 or binding.requirements is not None) and len(binding.components) <= 1
         shared = self.feasibility.shared(policy, term, workload)
         if self.share and alike is not None and not binding.clusters:  # it decides as any binding alike
@@ -292,7 +284,7 @@ class Scheduler:
                 alike,
                 workload,
                 divides,
-                _request_key(binding),
+                request_key(binding),
                 self._multi_template(binding),
                 binding.uid if plan.strategy is not Strategy.DUPLICATED else None,
                 reschedule_required(binding),
@@ -308,13 +300,13 @@ class Scheduler:
 
     def _attempt_anew(
         self, binding: Binding, plan: Plan, shared: Shared, own: list[Decision], workload: bool, divides: bool
-    ) -> _Attempt:
+    ) -> Attempt:
         term, policy = shared.term, self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         rejected, feasible, applied, mine = self.feasibility.of(binding, shared, own)
         scores = self._scores(shared, applied, mine, feasible, binding.cluster_names)
         # only explanations read the decisions applied: without, an attempt shared by bindings alike does not hold
         # them (a group's decisions, one per cluster its members hold)
-        attempt = _Attempt(term, feasible, scores, rejected, applied if self.explanations else ())
+        attempt = Attempt(term, feasible, scores, rejected, applied if self.explanations else ())
         if not feasible:
             attempt.error, attempt.fit_error = fit_error(len(self.store.clusters), rejected), True
             return attempt
@@ -345,152 +337,6 @@ class Scheduler:
             return attempt
         attempt.selected, attempt.replicas = tuple(targets), targets
         return attempt
-
-    def _first_clusters(
-        self, binding: Binding, plan: Plan, feasible: Subset, scores: Mapping[str, int]
-    ) -> list[Candidate]:
-        """selectBestClustersByCluster for a Duplicated binding without building every candidate: the
-        first maxGroups clusters in Karmada's order (score, available replicas, name), by a partial sort."""
-        count = cluster_count(len(feasible), plan.spreads["cluster"])
-        assigned = binding.replicas_by_cluster
-        uniform = not self._estimated(binding) or self._uniform(binding)  # every cluster estimated alike
-        if isinstance(scores, Constant) and uniform and not assigned:
-            chosen = list(islice(feasible, count))  # all equal: by name
-        elif uniform:
-            chosen = heapq.nsmallest(count, feasible, key=lambda c: (-scores[c], -assigned.get(c, 0), c))
-        else:
-            available = self._estimator(binding)
-            chosen = heapq.nsmallest(
-                count, feasible, key=lambda c: (-scores[c], -(available(c) + assigned.get(c, 0)), c)
-            )
-        return self._candidates(binding, chosen, scores, plan)
-
-    def _choose(
-        self,
-        binding: Binding,
-        plan: Plan,
-        shared: Shared,
-        feasible: Subset,
-        scores: Mapping[str, int],
-        tiers: Mapping[str, int] | None = None,
-    ) -> list[Candidate]:
-        """The select stage (spread.select) over the feasible clusters as candidates. A binding with no
-        clusters yet, on the policy's shared feasible set and scores, chooses as every such binding with
-        the same pod request and replicas does: that choice is computed once (a Divided fleet spends
-        most of its time here otherwise, docs/performance.md)."""
-        fresh = self.share and not binding.clusters and feasible is shared.feasible and scores is shared.zero_scores
-        key = (_request_key(binding), binding.replicas, id(plan))
-        selections = self._chosen_on(shared).selections if fresh else {}
-        if key in selections:
-            return list(selections[key])
-        candidates = self._candidates(binding, feasible, scores, plan, tiers)
-        # a multi-component workload scheduled as a whole needs room for one set (SelectClusters)
-        needed = 1 if self._multi_template(binding) else binding.replicas
-        chosen = select(candidates, plan.spreads, needed, plan.duplicated, plan.ignore_spread)
-        if fresh:
-            selections[key] = list(chosen)
-        return chosen
-
-    def _chosen_on(self, shared: Shared) -> _Chosen:
-        found = self._chosen.get(shared)
-        if found is None:
-            found = self._chosen[shared] = _Chosen()
-        return found
-
-    def _candidates(
-        self,
-        binding: Binding,
-        names: Iterable[str],
-        scores: Mapping[str, int],
-        plan: Plan,
-        tiers: Mapping[str, int] | None = None,
-    ) -> list[Candidate]:
-        """ClusterDetailInfo for each feasible cluster: score, available replicas where they count, and the
-        overflow tier where the term has overflow groups."""
-        assigned = binding.replicas_by_cluster
-        available = self._estimator(binding) if plan.needs_estimates else lambda _name: MAX_INT32
-        out = []
-        for name in names:
-            n = available(name)
-            tier = tiers[name] if tiers is not None else 0
-            out.append(Candidate(self.store.clusters[name], scores[name], n + assigned.get(name, 0), n, tier))
-        return out
-
-    def _uniform(self, binding: Binding) -> bool:
-        """Whether the estimator gives every cluster the same available replicas for this request (no
-        cluster reports a resourceSummary, say), so that only scores and names order them."""
-        key = (_request_key(binding), self._multi_template(binding))
-        found = self._uniformity.get(key)
-        if found is None:
-            available = self._estimator(binding)
-            found = self._uniformity[key] = len({available(c) for c in self.candidates}) <= 1
-        return found
-
-    def _plan(self, policy: ast.Policy) -> Plan:
-        """What the policy asks of the select and assign stages, computed once per policy."""
-        plan = self._plans.get(policy.name.value)
-        if plan is None:
-            plan = self._plans[policy.name.value] = plan_of(policy)
-        return plan
-
-    def _estimated(self, binding: Binding) -> bool:
-        """calAvailableReplicas estimates a workload: replicas or components (a non-workload: MaxInt32)."""
-        return binding.replicas > 0 or bool(binding.components)
-
-    def _multi_template(self, binding: Binding) -> bool:
-        """isMultiTemplateSchedulingApplicable: components, and a placement of exactly one cluster (a spread
-        by cluster with minGroups 1 and maxGroups 1). A binding carrying spec.components was made with the
-        MultiplePodTemplatesScheduling gate on; the scheduler's gate is taken to be on with it."""
-        policy = self.binding_policy.get(binding.key)
-        return bool(binding.components) and policy is not None and self._plan(policy).spreads.get("cluster") == ONE
-
-    def _estimator(self, binding: Binding) -> Callable[[str], int]:
-        """calAvailableReplicas for the binding, one cluster at a time, cached by cluster, replicas and
-        resource request (or components); a non-workload is not estimated (MaxInt32). An estimate of
-        MaxInt32 becomes the binding's replicas."""
-        if not self._estimated(binding):
-            return lambda _name: MAX_INT32
-        requirements, components = binding.requirements, binding.components
-        sets = self._multi_template(binding)
-        cache = self._estimates.setdefault((_request_key(binding), sets), {})
-
-        def available(name: str) -> int:
-            found = cache.get(name)
-            if found is None:
-                cluster = self.store.clusters[name]
-                n = component_sets(cluster, components) if sets else estimate(cluster, requirements)
-                found = cache[name] = binding.replicas if n == MAX_INT32 else n
-            return found
-
-        return available
-
-    def _scores(
-        self,
-        shared: Shared,
-        applied: Sequence[Decision],
-        mine: list[Decision],
-        feasible: Subset,
-        current: Sequence[str],
-    ) -> Mapping[str, int]:
-        """Preferences summed per cluster and normalised to 0-100 (as Kubernetes' InterPodAffinity
-        NormalizeScore), plus ClusterLocality's 100 for clusters the binding already targets."""
-        any_prefer = shared.prefers or any(d.kind is DecisionKind.PREFER for d in mine)
-        prefers = [d for d in applied if d.kind is DecisionKind.PREFER] if any_prefer else []
-        if not prefers:
-            if current:
-                return Locality(feasible, 0, frozenset(current), LOCALITY_SCORE)
-            return shared.zero_scores if feasible is shared.feasible else Constant(feasible, 0)
-        raw = dict.fromkeys(feasible, 0)
-        for d in prefers:
-            if d.cluster in raw:
-                raw[d.cluster] += d.weight
-        low, high = (min(raw.values()), max(raw.values())) if raw else (0, 0)
-        spread = high - low
-        targeted = frozenset(current)  # looked up once per cluster (a tuple of 50 was searched for each of 50)
-        return {
-            c: (int(100 * (raw[c] - low) / spread) if spread > 0 else 0) + (LOCALITY_SCORE if c in targeted else 0)
-            for c in feasible
-        }
 
     def schedule_all(
         self, reschedule_all: bool = False, progress: Callable[[int], None] | None = None
@@ -645,45 +491,3 @@ def unselected_warning(bindings: Sequence[Binding]) -> Diagnostic:
     kinds = sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0]))
     said = "; ".join(f"{kind} {len(keys)} ({listed(keys, SHOWN_NAMES)})" for kind, keys in kinds)
     return warning(f"no policy selects {len(bindings)} bindings: {said}", subject="bindings", code=Code.EVALUATION)
-
-
-@dataclass
-class _Attempt:
-    """One clusterAffinities term tried for a binding: what the filters left, and what came of it."""
-
-    term: str | None
-    feasible: Subset
-    scores: Mapping[str, int]
-    rejected: Mapping[str, tuple[Reason, ...]]
-    applied: Sequence[Decision]
-    selected: tuple[str, ...] = ()
-    replicas: Mapping[str, int] = field(default_factory=dict)
-    error: str | None = None  # the condition message, when the term failed
-    fit_error: bool = False  # no cluster fits: spec.clusters is emptied
-
-
-@dataclass
-class _Chosen:
-    """What bindings alike chose on one shared result (Feasibility.shared)."""
-
-    # the select stage's choice for a fresh binding on exactly these feasible clusters and scores, by
-    # (request, replicas, plan): bindings of one policy alike in their pods choose alike
-    selections: dict[tuple[Any, int, int], list[Candidate]] = field(default_factory=dict)
-    # the whole attempt of a binding with no clusters and no decisions of its own, by what else it reads
-    attempts: dict[tuple[Any, ...], _Attempt] = field(default_factory=dict)
-
-
-def _workload(binding: Binding) -> bool:
-    """IsWorkload (the ClusterAffinity filter's overflow groups apply to workloads only): replicas, a resource
-    request or components."""
-    return binding.replicas > 0 or binding.requirements is not None or bool(binding.components)
-
-
-def _request_key(binding: Binding) -> tuple[int, Any, Any]:
-    """What an estimate depends on besides the cluster: the replicas, the resource request, the components."""
-    requirements = binding.requirements
-    components = tuple(
-        (c.name, c.replicas, tuple(sorted(c.requirements.items())) if c.requirements is not None else None, c.binary)
-        for c in binding.components
-    )
-    return binding.replicas, tuple(sorted(requirements.items())) if requirements is not None else None, components
