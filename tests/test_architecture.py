@@ -219,3 +219,16 @@ def test_every_module_is_in_the_architecture_doc() -> None:
     }
     assert sorted(modules - listed) == [], "add these to docs/architecture.md's table"
     assert sorted(listed - modules) == [], "no longer modules of the package"
+
+
+MAX_MODULE_LINES = 600  # a module says one part of Karmada or of fleetrules (issue 47)
+
+
+def test_no_module_is_over_600_lines() -> None:
+    long = {
+        p.relative_to(ENGINE.parent).as_posix(): n
+        for p in ENGINE.rglob("*.py")
+        if p.relative_to(ENGINE).parts[0] not in ("grammar", "rules")
+        and (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, "split these by what they model"

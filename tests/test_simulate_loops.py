@@ -12,6 +12,7 @@ import pytest
 
 from engine import load_facts, load_rules, simulate
 from engine.errors import Diagnostic
+from engine.failover import loops
 from engine.failover import simulate as simulation
 from engine.inputs.events import load_events
 from engine.karmada.gates import Controllers
@@ -89,7 +90,7 @@ def test_a_loop_is_listed_once_and_the_timeline_after_it_is_the_one_stepped_thro
     controllers = Controllers.parse((*ON_FLAGS, timeout) if timeout else ON_FLAGS)
     events = _untaint_at(untaint)
     listed, said = _run(tmp_path, events, controllers)
-    monkeypatch.setattr(simulation._Loops, "seen", lambda *_: False)
+    monkeypatch.setattr(loops.Loops, "seen", lambda *_: False)
     every, _ = _run(tmp_path, events, controllers)
     (repeats,) = [e for e in listed if e.kind is EntryKind.REPEATS]
     assert repeats.detail["every"] == "10s" and repeats.detail["bindings"] == ["shop/web-deployment"]

@@ -10,7 +10,7 @@ durable-rules handles.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,3 +235,22 @@ def holds(cond: Cond, fact: dict[str, Any], matched: dict[str, dict[str, Any]]) 
     if isinstance(cond, AllOf):
         return all(holds(c, fact, matched) for c in cond.items)
     return any(holds(c, fact, matched) for c in cond.items)
+
+
+def numbers_compared(rules: Sequence[Rule], fact_type: str, prop: str = "seconds") -> tuple[int, ...]:
+    """The numbers the rules compare ``prop`` of a ``fact_type`` fact with: where a test of them can turn (a
+    simulation looks again when the clock's ``seconds`` of an ``unhealthy_workload`` or a ``taint_age`` reach one)."""
+    marks: set[int] = set()
+
+    def walk(cond: Cond) -> None:
+        if isinstance(cond, Test) and cond.prop == prop and type(cond.operand) is int:
+            marks.add(cond.operand)
+        elif isinstance(cond, (AllOf, AnyOf)):
+            for item in cond.items:
+                walk(item)
+
+    for rule in rules:
+        for pattern in rule.patterns:
+            if pattern.fact_type == fact_type:
+                walk(pattern.cond)
+    return tuple(sorted(marks))

@@ -4,20 +4,21 @@ The simulation runs on the scheduler's session: an event or an eviction retracts
 the facts it changes (a cluster's taints, a binding's targets and tasks), and only the bindings it
 affects are placed again. Time advances to the next event or to the next moment a controller would
 act (a toleration or grace period running out), whichever comes first. Events: engine.inputs.events.
+
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from engine.codes import Code
 from engine.compile import encoding, ir
 from engine.errors import Diagnostic, FactError, warning
+from engine.failover.loops import Clock, Loops, shifted
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import (
     Cluster,
@@ -42,7 +43,6 @@ from engine.karmada.controllers.taint_manager import (
 )
 from engine.karmada.controllers.world import (
     APPLICATION_FAILOVER,
-    TAINT_EVICTION_RETRY,
     TAINT_MANAGER_RULES,
     Bindings,
     Clusters,
@@ -62,25 +62,6 @@ from engine.schedule.reschedule import is_workload, requeued, waits_for_the_work
 from engine.schedule.scheduler import Scheduler
 
 HORIZON = dt.timedelta(hours=24)  # a simulation never runs longer than this past its last event
-
-
-def _seconds_compared(rules: Sequence[ir.Rule], fact_type: str) -> tuple[int, ...]:
-    """The numbers the rules compare the ``seconds`` of a fact of the clock (``unhealthy_workload``, ``taint_age``)
-    with: where a test of them can turn."""
-    marks: set[int] = set()
-
-    def walk(cond: ir.Cond) -> None:
-        if isinstance(cond, ir.Test) and cond.prop == "seconds" and type(cond.operand) is int:
-            marks.add(cond.operand)
-        elif isinstance(cond, (ir.AllOf, ir.AnyOf)):
-            for item in cond.items:
-                walk(item)
-
-    for rule in rules:
-        for pattern in rule.patterns:
-            if pattern.fact_type == fact_type:
-                walk(pattern.cond)
-    return tuple(sorted(marks))
 
 
 class Simulator:
@@ -140,8 +121,8 @@ class Simulator:
         self.repeats: list[Entry] = []  # the ``repeats`` entries of the last run (loops listed once)
         # the seconds rules compare an unhealthy workload's timer or a taint's age with (a user's `u.seconds > 60`): a
         # timer or a taint reaching one is a moment to look again, as the application failover's toleration is
-        self.unhealthy_marks = _seconds_compared(scheduler.compiled.rules, "unhealthy_workload")
-        self.taint_marks = _seconds_compared(scheduler.compiled.rules, "taint_age")
+        self.unhealthy_marks = ir.numbers_compared(scheduler.compiled.rules, "unhealthy_workload")
+        self.taint_marks = ir.numbers_compared(scheduler.compiled.rules, "taint_age")
         self._used_of: dict[tuple[int, int], tuple[Failover, Cluster, list[tuple[int, Mapping[str, Any]]]]] = {}
 
     # ------------------------------------------------------------ events
@@ -480,7 +461,7 @@ class Simulator:
         same cluster, again and again: an `evict` rule without the filter that goes with it, or a NoExecute taint
         the policy tolerates for a while) is listed once: where the fleet comes back to a state it was in, with
         no event between, the rest of the way to the next event is that stretch again (the controllers compare
-        times with the clock only through spans they know and the taint manager's sweep: ``_Clock``), so the timeline
+        times with the clock only through spans they know and the taint manager's sweep: ``Clock``), so the timeline
         says so (a ``repeats`` entry; ``repeats``) and
         lists nothing more until the next event, or ends (a loop of a second was 86,400 steps to the horizon).
 
@@ -490,7 +471,7 @@ class Simulator:
         self.repeats = []
         pending = list(events)
         end = after(pending[-1].at if pending else self.world.now, int(HORIZON.total_seconds()))
-        loops = _Loops()
+        loops = Loops()
         if not settled:
             self.step()
         if progress is not None:
@@ -532,15 +513,15 @@ class Simulator:
 
     def _later(self, delta: dt.timedelta) -> None:
         """The fleet ``delta`` (whole periods of a loop: ``run``) later: the same state, each recent time in it
-        ``delta`` later (those further back stay: ``_Clock``). Unless a value cannot be moved so (then the steps are
+        ``delta`` later (those further back stay: ``Clock``). Unless a value cannot be moved so (then the steps are
         taken one by one)."""
         world = self.world
-        clock = _Clock(world.now, comparison_horizon(world))
+        clock = Clock(world.now, comparison_horizon(world))
         try:
-            clusters = {name: _shifted(c, delta, clock) for name, c in world.clusters.items()}
-            bindings = {key: _shifted(b, delta, clock) for key, b in world.bindings.items()}
-            unhealthy = _shifted(world.unhealthy_since, delta, clock)
-            healthy = _shifted(world.health_since, delta, clock)
+            clusters = {name: shifted(c, delta, clock) for name, c in world.clusters.items()}
+            bindings = {key: shifted(b, delta, clock) for key, b in world.bindings.items()}
+            unhealthy = shifted(world.unhealthy_since, delta, clock)
+            healthy = shifted(world.health_since, delta, clock)
         except TypeError:
             return
         world.now += delta
@@ -604,146 +585,3 @@ def _taint_changes(now: dt.datetime, before: Cluster, after: Cluster) -> list[En
         *(Entry(now, EntryKind.TAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in added),
         *(Entry(now, EntryKind.UNTAINT, "", after.name, {"key": k, "effect": e, **by}) for k, e in removed),
     ]
-
-
-State = tuple[Any, ...]
-
-
-class _Loops:
-    """Finds where a timeline comes back to a state it was in with no event between (``Simulator.run``): from then
-    on it is the same stretch again, every period, until an event changes it. A step's entries (their kinds,
-    bindings, clusters and details) come back first; only then is the whole fleet compared, its times as of the
-    clock (``_Clock``): a fleet of 10,000 bindings is not fingerprinted at every step, and each state is kept as a
-    128-bit digest of it, not whole (a loop that takes ten minutes to be found in a large fleet passes through
-    hundreds of them)."""
-
-    def __init__(self) -> None:
-        self.looping: Entry | None = None  # the entry that said the loop going on now
-        self.period = dt.timedelta(0)  # of the loop last found
-        self._since = dt.datetime.min  # when the stretch that repeats began
-        self._steps: dict[tuple[Any, ...], dict[bytes | None, dt.datetime]] = {}  # a step's entries → states, when
-
-    def event(self) -> Entry | None:
-        """An event comes: what was seen before it cannot come back without it. Returns the entry of the loop that
-        was going on, if one was."""
-        looping, self.looping, self._steps = self.looping, None, {}
-        return looping
-
-    def seen(self, simulator: Simulator, mark: int) -> bool:
-        """Whether the step whose entries begin at ``mark`` brought the fleet back to a state it was in after an
-        earlier step of the same entries (then ``said`` says so)."""
-        entries = simulator.entries[mark:]
-        if not entries:
-            return False  # a step that did nothing: the fleet as it was
-        signature = tuple((e.kind, e.binding, e.cluster, repr(sorted(e.detail.items()))) for e in entries)
-        states = self._steps.setdefault(signature, {})
-        now = simulator.world.now
-        if not states:
-            states[None] = now  # first seen: compared with the next time it comes back
-            return False
-        try:
-            state = hashlib.blake2b(repr(fleet_state(simulator)).encode(), digest_size=16).digest()
-        except TypeError:  # a value that cannot be compared so: no loop found (never a wrong one)
-            return False
-        earlier = states.get(state)
-        if earlier is None:
-            states[state] = now
-            return False
-        self._since, self.period = earlier, now - earlier
-        return True
-
-    def said(self, simulator: Simulator) -> Entry:
-        """The ``repeats`` entry of the loop just found: from now, the stretch since the earlier state again."""
-        world, since = simulator.world, self._since
-        stretch = [e for e in simulator.entries if since < e.time <= world.now]
-        bindings = sorted({e.binding for e in stretch if e.binding})
-        rules = sorted({f"{e.detail['rule']} ({e.detail['source']})" for e in stretch if "rule" in e.detail})
-        detail: dict[str, Any] = {
-            "after": rfc3339(since),
-            "every": f"{int(self.period.total_seconds())}s",
-            "bindings": bindings,
-        }
-        if rules:
-            detail["rules"] = rules
-        self.looping = Entry(world.now, EntryKind.REPEATS, "", "", detail)
-        return self.looping
-
-
-def fleet_state(simulator: Simulator) -> State:
-    """Everything the controllers and the scheduler read, as of the clock (``_Clock``): equal for two moments means
-    that what follows each is the same, one later than the other (the rules read no clock)."""
-    world = simulator.world
-    clock = _Clock(world.now, comparison_horizon(world))
-    return (
-        simulator.due_now,
-        clock.relative(world.clusters),
-        clock.relative(world.bindings),  # a dict of its own: its items, sorted, as any mapping's
-        clock.relative(world.works),
-        clock.relative(world.unhealthy_since),
-        clock.relative(world.health_since),
-        frozenset(world.failing),
-    )
-
-
-class _Clock:
-    """Times as the controllers see them at ``now``: a recent one by its distance from the clock; one further back
-    than every span they compare a time with the clock by (``horizon``: controllers.comparison_horizon) as itself,
-    with its phase in the taint manager's resync period (past every test, it counts only through its order among
-    times and that phase). No horizon: every time by its distance."""
-
-    def __init__(self, now: dt.datetime, horizon: float | None) -> None:
-        self.now, self.horizon = now, horizon
-
-    def recent(self, t: dt.datetime) -> bool:
-        return self.horizon is None or (self.now - t).total_seconds() <= self.horizon
-
-    def relative(self, value: Any) -> Any:
-        """``value`` as hashable data, its times as of the clock."""
-        if isinstance(value, dt.datetime):
-            return value - self.now if self.recent(value) else (value, (self.now - value) % TAINT_EVICTION_RETRY)
-        if is_dataclass(value) and not isinstance(value, type):
-            return (type(value).__name__, *(self.relative(getattr(value, f.name)) for f in fields(value)))
-        if isinstance(value, Mapping):
-            items = [(k, self.relative(v)) for k, v in value.items()]
-            try:
-                return tuple(sorted(items, key=lambda kv: kv[0]))
-            except TypeError:
-                return tuple(items)
-        if isinstance(value, (list, tuple)):
-            return tuple(self.relative(v) for v in value)
-        if isinstance(value, (set, frozenset)):
-            return frozenset(self.relative(v) for v in value)
-        hash(value)  # TypeError for a value that cannot be compared as data
-        return value
-
-
-def _shifted(value: Any, delta: dt.timedelta, clock: _Clock) -> Any:
-    """``value`` with each recent time in it (``clock``) ``delta`` later (the object itself where none is);
-    TypeError for a value it cannot rebuild (a tuple of a type of its own)."""
-    if isinstance(value, dt.datetime):
-        return value + delta if clock.recent(value) else value
-    if is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for f in fields(value):
-            old = getattr(value, f.name)
-            new = _shifted(old, delta, clock)
-            if new is not old:
-                if not f.init:
-                    raise TypeError(f"{type(value).__name__}.{f.name} is not set by its constructor")
-                changes[f.name] = new
-        return replace(value, **changes) if changes else value
-    if isinstance(value, (tuple, list)):
-        items = [_shifted(v, delta, clock) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        if type(value) not in (tuple, list):
-            raise TypeError(f"a {type(value).__name__} cannot be rebuilt")
-        return type(value)(items)
-    if isinstance(value, Mapping):
-        moved = {k: _shifted(v, delta, clock) for k, v in value.items()}
-        if all(moved[k] is v for k, v in value.items()):
-            return value
-        if type(value) is not dict:
-            raise TypeError(f"a {type(value).__name__} cannot be rebuilt")
-        return moved
-    return value

@@ -29,7 +29,8 @@ from typing import Any
 
 from engine.collector import with_fewer_collections
 from engine.errors import NO_SPAN, UsageError
-from engine.failover.simulate import Simulator, fleet_state
+from engine.failover.loops import fleet_state
+from engine.failover.simulate import Simulator
 from engine.inputs.events import Event, EventKind
 from engine.inputs.facts import NOT_READY, Binding, Facts, parse_time
 from engine.inputs.rule_files import RuleSet
