@@ -28,7 +28,7 @@ class Entry:
     grammar: str  # the production (rule or alias) in engine/grammar/fleetrules.lark
     keyword: str  # the word that starts it, for the editor grammar and the docs
     evaluated_by: tuple[str, ...]  # modules (under engine/) that act on it
-    yaml: bool = True  # Karmada's PropagationPolicy YAML can say it: engine/inputs/policies.py makes it
+    yaml: bool = True  # Karmada's PropagationPolicy YAML can say it: engine/inputs/policies.py (or converting.py)
     checked: bool = True  # engine/checker/ names it (False: checked through the statement holding it)
 
 
@@ -91,6 +91,7 @@ def _source(relative: str) -> str:
 GRAMMAR = (ENGINE / "grammar" / "fleetrules.lark").read_text()
 EDITOR = json.dumps(json.loads((ROOT / "editors" / "vscode" / "syntaxes" / "fleetrules.tmLanguage.json").read_text()))
 DOCS = (ROOT / "docs" / "language.md").read_text()
+CONVERTER = _source("inputs/policies.py") + _source("inputs/converting.py")
 CHECKER = "\n".join(p.read_text() for p in sorted((ENGINE / "checker").glob("*.py")))
 
 
@@ -103,8 +104,7 @@ def test_each_place_knows_the_statement(kind: type[ast.Node]) -> None:
         "the parser (syntax/parse.py)": named.search(_source("syntax/parse.py")) is not None,
         "the formatter (syntax/fmt.py)": named.search(_source("syntax/fmt.py")) is not None,
         "the checker (checker/)": not entry.checked or named.search(CHECKER) is not None,
-        "the YAML converter (inputs/policies.py)": not entry.yaml
-        or named.search(_source("inputs/policies.py")) is not None,
+        "the YAML converter (inputs/policies.py, converting.py)": not entry.yaml or named.search(CONVERTER) is not None,
         "the converter to YAML (render/karmada.py)": not entry.yaml
         or kind in READ_THROUGH
         or named.search(_source("render/karmada.py")) is not None,
