@@ -41,6 +41,17 @@ def test_a_verb_loads_its_own_module_only() -> None:
     assert "engine.cli.evaluating" not in loaded and "pygls" not in loaded and "jinja2" not in loaded
 
 
+def test_formatting_loads_the_parser_and_the_formatter_alone() -> None:
+    """`fmt` (an editor's or a pre-commit hook's) loads no rule engine and no evaluation."""
+    code = (
+        "import contextlib, io\nfrom engine.cli import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['fmt', '--check', 'examples/flink-ha/policy.fr'])"
+    )
+    loaded = loaded_after(code)
+    assert "lark" in loaded and not {"durable", "engine.pipeline", "jinja2", "pygls"} & set(loaded)
+
+
 def test_the_api_loads_a_name_when_read() -> None:
     assert loaded_after("import engine") == []
     assert "engine.pipeline" in loaded_after("from engine import evaluate")

@@ -1,6 +1,6 @@
 """The ``fleetrules`` command line: one module per family of verbs, on the group of engine.cli.app.
 
-- engine.cli.authoring: ``check``, ``fmt``, ``convert``, ``lsp`` (writing rules);
+- engine.cli.authoring: ``check``, ``convert``, ``lsp`` (writing rules); engine.cli.formatting: ``fmt``;
 - engine.cli.evaluating: ``eval``, ``explain``, ``simulate``, ``report`` (rules over facts);
 - engine.cli.reviewing: ``diff``, ``resilience``, ``test`` (reviewing a change);
 - engine.cli.configuring: ``config``, ``completion`` (the settings in force: engine.karmada.config reads the file);

@@ -53,7 +53,7 @@ class Verb:
 # them, `eval` loads evaluating's imports and not the language server's, the report's or the sweep's.
 VERBS: dict[str, Verb] = {
     "check": Verb("engine.cli.authoring", "Check rule files and policy YAML; report every problem."),
-    "fmt": Verb("engine.cli.authoring", "Format rule files in the canonical layout."),
+    "fmt": Verb("engine.cli.formatting", "Format rule files in the canonical layout."),
     "convert": Verb("engine.cli.authoring", "Convert PropagationPolicy YAML to rules, or rules to YAML."),
     "lsp": Verb("engine.cli.authoring", "Serve the language server for editors (LSP over stdio)."),
     "eval": Verb("engine.cli.evaluating", "Evaluate rules over facts: placements and evictions."),

@@ -7,7 +7,6 @@ import contextlib
 import datetime as dt
 import os
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from engine.cli.app import progress, warn
 from engine.errors import RuleError, Span, UsageError
 from engine.inputs.events import Event, load_events
 from engine.inputs.facts import Facts
-from engine.inputs.files import RULE_SUFFIX, display_path
+from engine.inputs.files import RULE_SUFFIX, display_path, read_stdin
 from engine.inputs.objects import load_facts
 from engine.inputs.rule_files import POLICY_SUFFIXES, RuleSet
 from engine.inputs.yaml import MAX_BYTES
@@ -84,7 +83,8 @@ def facts(paths: Sequence[str], rule_paths: Sequence[str]) -> Facts:
     if "-" not in paths:
         loaded = load_facts(paths)
     else:
-        text = stdin("--facts -", MAX_BYTES, "fact files")  # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
+        # `kubectl get … -o yaml | fleetrules eval RULES --facts -`
+        text = read_stdin("--facts -", MAX_BYTES, "fact files")
         loaded = load_facts([p for p in paths if p != "-"], texts=[("<stdin>", text)])
     for note in options.take_control_plane(loaded):
         warn(note)
@@ -99,29 +99,6 @@ def cluster_groups() -> dict[str, str]:
     """Each cluster of the facts read by its region (the report's groups); {} before any facts are read."""
     found = click.get_current_context().meta.get(_GROUPS_KEY)
     return dict(found) if isinstance(found, dict) else {}
-
-
-def stdin(what: str, limit: int, held_as: str) -> str:
-    """Standard input as UTF-8 text, held to the limit of the files it stands for (``held_as``); a UsageError
-    when it is closed, unreadable, larger, binary or not UTF-8 (its bytes are read, never decoded with the
-    locale's escapes)."""
-    stream = sys.stdin
-    if stream is None:
-        raise UsageError(f"{what}: standard input is closed")
-    try:
-        buffer = getattr(stream, "buffer", None)
-        data = buffer.read(limit + 1) if buffer is not None else stream.read(limit + 1).encode("utf-8")
-    except (OSError, ValueError, UnicodeError) as exc:
-        raise UsageError(f"{what}: cannot read standard input ({exc})") from None
-    if len(data) > limit:
-        raise UsageError(f"{what}: standard input is larger than {limit} bytes; {held_as} are limited to {limit}")
-    if b"\0" in data:
-        raise UsageError(f"{what}: standard input is binary, not text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{what}: standard input is not UTF-8 text (byte {exc.start}, line {line})") from None
 
 
 def is_snapshot(path: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -101,3 +102,26 @@ def read_source(
         line = data[: exc.start].count(b"\n") + 1
         unreadable(f"{shown} is not UTF-8 text (byte {exc.start})", Span(shown, line, 1, line, 2))
         return None
+
+
+def read_stdin(what: str, limit: int, held_as: str) -> str:
+    """Standard input as UTF-8 text, held to the limit of the files it stands for (``held_as``); a UsageError
+    when it is closed, unreadable, larger, binary or not UTF-8 (its bytes are read, never decoded with the
+    locale's escapes)."""
+    stream = sys.stdin
+    if stream is None:
+        raise UsageError(f"{what}: standard input is closed")
+    try:
+        buffer = getattr(stream, "buffer", None)
+        data = buffer.read(limit + 1) if buffer is not None else stream.read(limit + 1).encode("utf-8")
+    except (OSError, ValueError, UnicodeError) as exc:
+        raise UsageError(f"{what}: cannot read standard input ({exc})") from None
+    if len(data) > limit:
+        raise UsageError(f"{what}: standard input is larger than {limit} bytes; {held_as} are limited to {limit}")
+    if b"\0" in data:
+        raise UsageError(f"{what}: standard input is binary, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{what}: standard input is not UTF-8 text (byte {exc.start}, line {line})") from None
