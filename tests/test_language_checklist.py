@@ -138,7 +138,7 @@ DISPATCH = (
     "syntax/fmt.py",
     "checker/semantic.py",
     "checker/policy_checks.py",
-    "checker/rule_checks.py",
+    "syntax/ast.py",
     "compile/rules.py",
     "render/karmada.py",
     "schedule/reschedule.py",

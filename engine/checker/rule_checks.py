@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import assert_never
 
 from engine.checker.checking import _FACT_TYPE, _REASON, _VARIABLE, Checking, _one_of
 from engine.codes import Code
@@ -257,36 +256,13 @@ class RuleChecks(Checking):
                     self.path(path, bound)
 
 
-def _subexpressions(expr: ast.Expr) -> Iterator[ast.Expr]:
-    """``expr`` and every expression inside it, depth first (not inside the conditions it calls)."""
-    yield expr
-    children: tuple[ast.Expr, ...]
-    match expr:
-        case ast.Path() | ast.Literal() | ast.Call():
-            children = ()
-        case ast.ListExpr():
-            children = expr.items
-        case ast.Compare():
-            children = (expr.left, expr.right)
-        case ast.Member():
-            children = (expr.item, expr.container)
-        case ast.Not():
-            children = (expr.operand,)
-        case ast.And() | ast.Or():
-            children = expr.operands
-        case _:
-            assert_never(expr)
-    for child in children:
-        yield from _subexpressions(child)
-
-
 def _paths(expr: ast.Expr) -> Iterator[ast.Path]:
-    return (e for e in _subexpressions(expr) if isinstance(e, ast.Path))
+    return (e for e in ast.subexpressions(expr) if isinstance(e, ast.Path))
 
 
 def _literal_comparisons(expr: ast.Expr) -> Iterator[tuple[ast.Path, ast.Literal]]:
     """(field, literal) pairs compared directly or by `in [...]` in a condition."""
-    for e in _subexpressions(expr):
+    for e in ast.subexpressions(expr):
         if isinstance(e, ast.Compare):
             for a, b in ((e.left, e.right), (e.right, e.left)):
                 if isinstance(a, ast.Path) and isinstance(b, ast.Literal):

@@ -8,8 +8,10 @@ equality, so ``parse(format(x)) == parse(x)`` compares meaning, not layout.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import assert_never
 
 from engine.errors import NO_SPAN, Span
 
@@ -381,6 +383,51 @@ class Call(Node):
 
 
 Expr = Path | Literal | ListExpr | Compare | Member | Not | And | Or | Call
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The expressions directly inside ``expr``, in order (a call's condition is not inside it)."""
+    match expr:
+        case Path() | Literal() | Call():
+            return ()
+        case ListExpr():
+            return expr.items
+        case Compare():
+            return (expr.left, expr.right)
+        case Member():
+            return (expr.item, expr.container)
+        case Not():
+            return (expr.operand,)
+        case And() | Or():
+            return expr.operands
+        case _:
+            assert_never(expr)
+
+
+def with_children(expr: Expr, new: Sequence[Expr]) -> Expr:
+    """``expr`` with ``new`` in place of its ``children``, one for one."""
+    match expr:
+        case Path() | Literal() | Call():
+            return expr
+        case ListExpr():
+            return replace(expr, items=tuple(new))
+        case Compare():
+            return replace(expr, left=new[0], right=new[1])
+        case Member():
+            return replace(expr, item=new[0], container=new[1])
+        case Not():
+            return replace(expr, operand=new[0])
+        case And() | Or():
+            return replace(expr, operands=tuple(new))
+        case _:
+            assert_never(expr)
+
+
+def subexpressions(expr: Expr) -> Iterator[Expr]:
+    """``expr`` and every expression inside it, depth first (not inside the conditions it calls)."""
+    yield expr
+    for child in children(expr):
+        yield from subexpressions(child)
 
 
 # ---------------------------------------------------------------- general rules

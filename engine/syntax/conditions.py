@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import assert_never
 
 from engine.errors import Span
 from engine.syntax import ast
@@ -29,27 +28,7 @@ def defined(files: Iterable[ast.File]) -> dict[str, ast.Condition]:
 
 def calls(expr: ast.Expr | None) -> Iterator[ast.Call]:
     """Every call in ``expr``, outermost first."""
-    match expr:
-        case None | ast.Path() | ast.Literal():
-            return
-        case ast.Call():
-            yield expr
-        case ast.ListExpr():
-            for item in expr.items:
-                yield from calls(item)
-        case ast.Compare():
-            yield from calls(expr.left)
-            yield from calls(expr.right)
-        case ast.Member():
-            yield from calls(expr.item)
-            yield from calls(expr.container)
-        case ast.Not():
-            yield from calls(expr.operand)
-        case ast.And() | ast.Or():
-            for operand in expr.operands:
-                yield from calls(operand)
-        case _:
-            assert_never(expr)
+    return (e for e in (ast.subexpressions(expr) if expr is not None else ()) if isinstance(e, ast.Call))
 
 
 def expandable(call: ast.Call, conditions: Conditions, within: tuple[str, ...] = ()) -> ast.Condition | None:
@@ -64,57 +43,25 @@ def expandable(call: ast.Call, conditions: Conditions, within: tuple[str, ...] =
 def expand(expr: ast.Expr, conditions: Conditions, within: tuple[str, ...] = ()) -> ast.Expr:
     """``expr`` with every call that can be expanded replaced by its condition's body (calls inside it too); a call
     that cannot be is kept, for the checker to report and the compiler to refuse."""
-    match expr:
-        case ast.Path() | ast.Literal():
+    if isinstance(expr, ast.Call):
+        condition = expandable(expr, conditions, within)
+        if condition is None:
             return expr
-        case ast.Call():
-            condition = expandable(expr, conditions, within)
-            if condition is None:
-                return expr
-            standing = {p.value: a.value for p, a in zip(condition.params, expr.args, strict=True)}
-            body = _substitute(condition.body, standing, expr.span)
-            return expand(body, conditions, (*within, expr.name.value))
-        case ast.ListExpr():
-            return replace(expr, items=tuple(expand(i, conditions, within) for i in expr.items))
-        case ast.Compare():
-            return replace(
-                expr, left=expand(expr.left, conditions, within), right=expand(expr.right, conditions, within)
-            )
-        case ast.Member():
-            item, container = expand(expr.item, conditions, within), expand(expr.container, conditions, within)
-            return replace(expr, item=item, container=container)
-        case ast.Not():
-            return replace(expr, operand=expand(expr.operand, conditions, within))
-        case ast.And() | ast.Or():
-            return replace(expr, operands=tuple(expand(o, conditions, within) for o in expr.operands))
-        case _:
-            assert_never(expr)
+        standing = {p.value: a.value for p, a in zip(condition.params, expr.args, strict=True)}
+        body = _substitute(condition.body, standing, expr.span)
+        return expand(body, conditions, (*within, expr.name.value))
+    return ast.with_children(expr, [expand(c, conditions, within) for c in ast.children(expr)])
 
 
 def _substitute(expr: ast.Expr, standing: Mapping[str, str], span: Span) -> ast.Expr:
     """A condition's body as a call puts it: each parameter renamed to the variable it stands for, at ``span``."""
-    match expr:
-        case ast.Path():
-            return replace(expr, var=standing.get(expr.var, expr.var), span=span)
-        case ast.Literal():
-            return replace(expr, span=span)
-        case ast.Call():
-            args = tuple(replace(a, value=standing.get(a.value, a.value), span=span) for a in expr.args)
-            return replace(expr, name=replace(expr.name, span=span), args=args, span=span)
-        case ast.ListExpr():
-            return replace(expr, items=tuple(_substitute(i, standing, span) for i in expr.items), span=span)
-        case ast.Compare():
-            left, right = _substitute(expr.left, standing, span), _substitute(expr.right, standing, span)
-            return replace(expr, left=left, right=right, span=span)
-        case ast.Member():
-            item, container = _substitute(expr.item, standing, span), _substitute(expr.container, standing, span)
-            return replace(expr, item=item, container=container, span=span)
-        case ast.Not():
-            return replace(expr, operand=_substitute(expr.operand, standing, span), span=span)
-        case ast.And() | ast.Or():
-            return replace(expr, operands=tuple(_substitute(o, standing, span) for o in expr.operands), span=span)
-        case _:
-            assert_never(expr)
+    if isinstance(expr, ast.Path):
+        return replace(expr, var=standing.get(expr.var, expr.var), span=span)
+    if isinstance(expr, ast.Call):
+        args = tuple(replace(a, value=standing.get(a.value, a.value), span=span) for a in expr.args)
+        return replace(expr, name=replace(expr.name, span=span), args=args, span=span)
+    new = [_substitute(c, standing, span) for c in ast.children(expr)]
+    return replace(ast.with_children(expr, new), span=span)
 
 
 def expand_rule(rule: ast.Rule, conditions: Conditions) -> ast.Rule:
