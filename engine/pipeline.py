@@ -87,11 +87,6 @@ def scheduler_for(
     scheduler.not_propagated = not_propagated
     scheduler.changed_clusters = changed
     scheduler.priority_based = controllers.priority_based_scheduling
-    try:
-        scheduler.load()
-    except BaseException:
-        scheduler.close()
-        raise
     return scheduler
 
 

@@ -646,7 +646,8 @@ def test_a_cluster_a_group_left_while_not_feasible_gives_room_when_it_turns_feas
     from typing import cast
 
     from engine.results import Placement
-    from engine.schedule.waiting import ANTI, Waiting
+    from engine.schedule.store import ANTI
+    from engine.schedule.waiting import Waiting
 
     feasible = {"p1": (frozenset({"m1", "m2"}),), "p2": (frozenset({"m1"}),)}
     waiting = Waiting(lambda policy, workload: feasible[policy])
@@ -680,7 +681,8 @@ def test_kept_bindings_are_those_without_room_whatever_changes(seed: int, asked:
     from typing import cast
 
     from engine.results import Placement
-    from engine.schedule.waiting import ANTI, Waiting
+    from engine.schedule.store import ANTI
+    from engine.schedule.waiting import Waiting
 
     rng = random.Random(seed)
     clusters = [f"m{i}" for i in range(4)]

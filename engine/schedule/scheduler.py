@@ -63,9 +63,9 @@ from engine.syntax.schema import MEMBER
 class Scheduler(GenericScheduling):
     """One evaluation: a backend session over the facts, and the placements decided on it.
 
-    ``choices``: the detector's choice for each binding (engine.schedule.selection, made before). ``load`` loads
-    the facts (``store``), ``decide`` places one binding (and tells the store), ``close`` ends the session; the
-    failover controllers change facts through ``store``."""
+    ``choices``: the detector's choice for each binding (engine.schedule.selection, made before). The facts are
+    loaded as it is made (``store``), ``decide`` places one binding (and tells the store), ``close`` ends the
+    session; the failover controllers change facts through ``store``."""
 
     def __init__(
         self,
@@ -123,17 +123,21 @@ class Scheduler(GenericScheduling):
         self.keep_unschedulable = False
         # the bindings left unschedulable (keep_unschedulable), and what each waits on
         self.waiting = Waiting(lambda policy, workload: self.feasibility.feasible_now(policy, workload))
-        # the facts in the session: loaded, placed and changed there alone
-        self.store = FactStore(
-            self.session,
-            self.compiled,
-            facts,
-            list(self.policies.values()),
-            self.binding_policy,
-            self.waiting,
-            frozenset(self.held),
-            workload_affinity,
-        )
+        # the facts in the session: loaded (at once), placed and changed there alone
+        try:
+            self.store = FactStore(
+                self.session,
+                self.compiled,
+                facts,
+                list(self.policies.values()),
+                self.binding_policy,
+                self.waiting,
+                frozenset(self.held),
+                workload_affinity,
+            )
+        except BaseException:
+            self.session.close()
+            raise
         # the rules of the rule set read facts that change in a sweep other than a binding's own: what an
         # unschedulable binding waits on is not known, and none is kept
         changing = {"placement", "scheduled", "taint", "eviction_task", "unhealthy_workload", MEMBER}
@@ -149,10 +153,6 @@ class Scheduler(GenericScheduling):
 
     def close(self) -> None:
         self.session.close()
-
-    def load(self) -> None:
-        """Load the facts into the session (engine.schedule.store), each binding with the policy chosen for it."""
-        self.store.load()
 
     def _note(self, key: str, note: str) -> None:
         """Say ``note`` of the binding in the warnings (once, after what was said of it before)."""
@@ -222,7 +222,7 @@ class Scheduler(GenericScheduling):
             assert first is not None
             attempt = first
         selected = attempt.selected if attempt.error is None or attempt.fit_error else binding.cluster_names
-        self.store.place(binding.key, selected)
+        self.store.set_placement(binding.key, selected)
         binding_id = self.store.binding_ids[binding.key]
         applied = attempt.applied
         return Placement(

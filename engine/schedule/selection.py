@@ -72,19 +72,16 @@ class Choice:
     note: str = ""
 
 
-def _highest(
-    policies: Sequence[ast.Policy], kind: str, namespace: str, name: str, labels: Mapping[str, str]
-) -> ast.Policy | None:
-    ranked = [(p.priority, implicit_priority(p, kind, namespace, name, labels), p) for p in policies]
+def _highest(policies: Sequence[ast.Policy], ranks: Mapping[str, Implicit]) -> ast.Policy | None:
+    """getHighestPriorityPropagationPolicy: explicit priority, then implicit (``ranks``, by policy name), then name."""
+    ranked = [(p.priority, ranks[p.name.value], p) for p in policies]
     matching = [r for r in ranked if r[1] > Implicit.MISMATCH]
     if not matching:
         return None
     return min(matching, key=lambda r: (-r[0], -r[1], r[2].name.value))[2]
 
 
-def _preemptor(
-    policies: Sequence[ast.Policy], claimed: ast.Policy, kind: str, namespace: str, name: str, labels: Mapping[str, str]
-) -> ast.Policy | None:
+def _preemptor(policies: Sequence[ast.Policy], claimed: ast.Policy, ranks: Mapping[str, Implicit]) -> ast.Policy | None:
     """The policy that ends up with a workload ``claimed`` holds, by preemption; None if none takes it."""
 
     def can_take(p: ast.Policy, holder: ast.Policy) -> bool:
@@ -95,15 +92,13 @@ def _preemptor(
         same_scope = (p.namespace is None) == (holder.namespace is None)
         return same_scope and p.priority > holder.priority
 
-    named = [
-        p for p in policies if p.preempts and implicit_priority(p, kind, namespace, name, labels) is Implicit.MATCH_NAME
-    ]
+    named = [p for p in policies if p.preempts and ranks[p.name.value] is Implicit.MATCH_NAME]
     holder, taken = claimed, False
     while True:  # each preemption may let another preemptor of higher priority take it in turn
         able = [p for p in named if can_take(p, holder)]
         if not able:
             return holder if taken else None
-        best = _highest([p for p in able if p.namespace is not None] or able, kind, namespace, name, labels)
+        best = _highest([p for p in able if p.namespace is not None] or able, ranks)
         assert best is not None  # every able policy names the workload
         holder, taken = best, True
 
@@ -123,18 +118,23 @@ def select_policy(
     (PolicyChooser)."""
     if by_name is None:
         by_name = {p.name.value: p for p in policies}
-    if claim is not None and claim.policy in by_name:
-        claimed = by_name[claim.policy]
-        taker = _preemptor(policies, claimed, kind, namespace, name, labels) if preemption else None
+    claimed = by_name.get(claim.policy) if claim is not None else None
+    # each policy's implicit priority for the workload, found once (the claim's too, whatever it selects)
+    ranks = {
+        p.name.value: implicit_priority(p, kind, namespace, name, labels)
+        for p in (*policies, *((claimed,) if claimed is not None else ()))
+    }
+    if claimed is not None:
+        taker = _preemptor(policies, claimed, ranks) if preemption else None
         if taker is not None:
             return Choice(taker, f"preempted from policy {claimed.name.value} (preemption Always)")
-        if implicit_priority(claimed, kind, namespace, name, labels) > Implicit.MISMATCH:
+        if ranks[claimed.name.value] > Implicit.MISMATCH:
             return Choice(claimed)
-        return Choice(None, f"claimed by policy {claim.policy}, which no longer selects it")
+        return Choice(None, f"claimed by policy {claimed.name.value}, which no longer selects it")
     namespaced = [p for p in policies if p.namespace is not None]
-    chosen = _highest(namespaced, kind, namespace, name, labels)
+    chosen = _highest(namespaced, ranks)
     if chosen is None:
-        chosen = _highest([p for p in policies if p.namespace is None], kind, namespace, name, labels)
+        chosen = _highest([p for p in policies if p.namespace is None], ranks)
     if claim is not None:  # Karmada keeps the claim while that policy exists; here it is not given
         absent = f"claimed by policy {claim.policy}, which is not among the evaluated policies"
         return Choice(chosen, f"{absent}; evaluated as if it had been deleted" if chosen is not None else absent)

@@ -1,33 +1,48 @@
 """The facts in the engine: the only place a scheduler's facts are asserted and retracted.
 
-``FactStore.load`` asserts the input facts once, in the order rules need (what rules only test for absence
+A ``FactStore`` asserts the input facts once, as it is made, in the order rules need (what rules only test for absence
 first, then clusters, then bindings, then the scopes rules were lifted to: engine.compile.lift). After that,
-three kinds of change reach the session, all through here: a placement the scheduler decided (``place``: it
-tells the engine where the binding went, so later bindings see it), a cluster's taints and a binding's targets
-and eviction tasks as the failover controllers change them (``update_cluster``, ``update_binding``,
-``restore``). Each change also tells the kept unschedulable bindings (engine.schedule.waiting) what it changed.
+three kinds of change reach the session, all through here: a placement the scheduler decided
+(``set_placement``: it tells the engine where the binding went, so later bindings see it), a cluster's taints and a
+binding's targets and eviction tasks as the failover controllers change them (``update_cluster``, ``update_binding``,
+``restore``). Each change is told to the store's ``Listener``: what it changed, in the words below (the kept
+unschedulable bindings of a sweep listen: engine.schedule.waiting).
 The scheduler (engine.schedule.scheduler) reads decisions from the session; it asserts nothing itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, assert_never
+from typing import Any, Protocol, assert_never
 
 from engine.backend import Decision, Session
 from engine.compile import encoding
 from engine.compile.program import CompiledProgram
 from engine.inputs.facts import Binding, Cluster, Facts
-from engine.schedule.waiting import AFFINITY, ANTI, OWNER, Waiting
 from engine.syntax import ast, schema
 from engine.syntax.schema import GROUP_SCOPE, MEMBER, POLICY_SCOPE
+
+# what a change is of: an owner's facts (its key: encoding.binding_owner, cluster_owner), an affinity group's
+# placements, an anti-affinity group's (NAMESPACE/GROUP)
+OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
+
+
+class Listener(Protocol):
+    """What is told of each change of the facts in the store."""
+
+    def changed(self, what: tuple[str, str]) -> None:
+        """An owner's facts or an affinity group's placements changed: (OWNER or AFFINITY, its name)."""
+
+    def occupy(self, group: str, before: Sequence[str], after: Sequence[str]) -> None:
+        """A member of the anti-affinity group moved from the clusters ``before`` to ``after``."""
+
 
 # the most lists of clusters whose placements' parts are kept (FactStore._put): a fleet's bindings share far fewer
 _PARTS_KEPT = 20_000
 
 
 class FactStore:
-    """A session's facts: the input facts as loaded, and every change made to them since.
+    """A session's facts: the input facts, loaded as it is made, and every change made to them since.
 
     ``policies``: the evaluated policies; ``policy_of``: each binding's policy as the scheduler chose it (None: no
     policy selects it); ``held``: the keys of the bindings that hold an older placement (lazy activation);
@@ -40,7 +55,7 @@ class FactStore:
         facts: Facts,
         policies: Sequence[ast.Policy],
         policy_of: Mapping[str, ast.Policy | None],
-        waiting: Waiting,
+        listener: Listener,
         held: frozenset[str] = frozenset(),
         workload_affinity: bool = True,
     ) -> None:
@@ -50,7 +65,7 @@ class FactStore:
         self.facts = facts
         self.policies = tuple(policies)
         self.policy_of = policy_of
-        self.waiting = waiting
+        self.listener = listener
         self.held = held
         self.workload_affinity = workload_affinity
         self.clusters: dict[str, Cluster] = {c.name: c for c in facts.clusters}
@@ -81,9 +96,10 @@ class FactStore:
         # stay (a sweep's scenario moves a region's bindings alike: their parts are made once, and are alike to the
         # session at a glance)
         self._parts_of: dict[tuple[str, ...], tuple[dict[str, Any], ...]] = {}
+        self._load()
 
     # ------------------------------------------------------------ the input facts
-    def load(self) -> None:
+    def _load(self) -> None:
         """Assert the input facts (engine.compile.encoding.input_facts: those that rules only test for absence
         first, then clusters, then bindings, so that no rule fires on a partial picture), keeping each one's id by
         what it stands for; then put every binding's placements on its spec.clusters."""
@@ -106,7 +122,7 @@ class FactStore:
                 case encoding.Owned():  # a list's members that no rule matches: their values alone
                     self._members[(fact.owner, fact.what)] = fact.values or ()
                     if fact.values:
-                        self.waiting.changed((OWNER, fact.owner))
+                        self.listener.changed((OWNER, fact.owner))
                 case encoding.Made(fact_type="cluster"):
                     self.cluster_ids[fact.of] = self.session.assert_fact("cluster", fact.props)
                 case encoding.Made(fact_type="binding"):
@@ -150,7 +166,7 @@ class FactStore:
             self._owned[(owner, what)] = owned
             return
         if owned is not None or facts:
-            self.waiting.changed((OWNER, owner))
+            self.listener.changed((OWNER, owner))
         if facts:
             self._owned[(owner, what)] = (facts, self.session.place(owned[1] if owned else None, fact_type, {}, facts))
         elif owned is not None:  # owning nothing is not owning (most bindings have no targets or tasks when loaded)
@@ -165,7 +181,7 @@ class FactStore:
         self._members[(owner, list_field)] = values
         if not self._reads_members:  # no rule matches them (lifted rules read the lists as exemptions)
             if before or values:
-                self.waiting.changed((OWNER, owner))
+                self.listener.changed((OWNER, owner))
             return
         self._set_owned(owner, list_field, MEMBER, [encoding.member(owner, list_field, v) for v in values])
 
@@ -209,16 +225,16 @@ class FactStore:
         """Put one binding's facts back as ``binding`` has them: targets, tasks, placements."""
         self.update_binding(binding)
         if self.counts_as_peer(binding):
-            self.place(binding.key, binding.cluster_names)
+            self.set_placement(binding.key, binding.cluster_names)
 
     def reset(self) -> None:
         """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
         for binding in self.facts.bindings:
             if self.counts_as_peer(binding):
-                self.place(binding.key, binding.cluster_names)
+                self.set_placement(binding.key, binding.cluster_names)
 
     # ------------------------------------------------------------ placements
-    def place(self, key: str, clusters: Sequence[str]) -> None:
+    def set_placement(self, key: str, clusters: Sequence[str]) -> None:
         """Replace the binding's placement facts: its ``scheduled`` marker retracted first and asserted last,
         around its placements, one batch (Session.place: kept whole, or the placements of the clusters it keeps
         staying asserted where the engine reads them)."""
@@ -228,9 +244,9 @@ class FactStore:
         if old is not None or clusters:  # the placements its groups' rules read change
             for group in self.group_names(key):
                 if group[0] == ANTI:
-                    self.waiting.occupy(group[1], self.placed.get(key, ()), clusters)
+                    self.listener.occupy(group[1], self.placed.get(key, ()), clusters)
                 else:
-                    self.waiting.changed(group)
+                    self.listener.changed(group)
         self.placed[key] = tuple(clusters)
         if old is not None and old[1] is not None:
             self.session.retract(old[1])

@@ -4,8 +4,8 @@ A resilience sweep asks about every unschedulable binding at every step of every
 a binding stays so while nothing gives it room, and deciding it again each time was most of a sweep's work. A
 binding is kept until its room may have grown: its own facts change, a group it belongs to by affinity moves,
 or a feasible cluster of its policy that its anti-affinity group does not hold is one it did not find so (its
-own decisions rejected it). The scheduler (engine.schedule.scheduler) records bindings here and tells it what
-changed; it asks here before deciding a binding again."""
+own decisions rejected it). The scheduler (engine.schedule.scheduler) records bindings here and asks here before
+deciding a binding again; the store (engine.schedule.store) tells it what changed, as its ``Listener``."""
 
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from engine.inputs.facts import Binding
 from engine.results import Placement
-
-# what a kept binding waits on: its owner's facts, an affinity group's placements, an anti-affinity group's
-OWNER, AFFINITY, ANTI = "owner", "affinity", "anti-affinity"
+from engine.schedule.store import ANTI, OWNER
 
 
 @runtime_checkable
