@@ -367,10 +367,10 @@ def test_a_kept_unschedulable_binding_is_decided_again_when_a_peer_makes_room(tm
 
     scheduler, d, c = _orders_d_waiting(tmp_path)
     try:
-        kept = scheduler.decide(d)
-        assert kept.unschedulable and scheduler.decide(d) is kept  # kept: nothing changed for it
+        kept = scheduler.decide_unless_kept(d)
+        assert kept.unschedulable and scheduler.decide_unless_kept(d) is kept  # kept: nothing changed for it
         scheduler.store.restore(replace(c, clusters=()))  # orders-c leaves member3
-        assert scheduler.decide(d).clusters == ("member3",)
+        assert scheduler.decide_unless_kept(d).clusters == ("member3",)
     finally:
         scheduler.close()
 
@@ -387,14 +387,14 @@ def test_a_peer_leaving_an_infeasible_cluster_keeps_the_binding_until_that_clust
 
     scheduler, d, c = _orders_d_waiting(tmp_path)
     try:
-        kept = scheduler.decide(d)
-        assert kept.unschedulable and scheduler.decide(d) is kept
+        kept = scheduler.decide_unless_kept(d)
+        assert kept.unschedulable and scheduler.decide_unless_kept(d) is kept
         member3 = scheduler.store.clusters["member3"]
         scheduler.store.update_cluster(replace(member3, taints=(Taint("maintenance", "", "NoSchedule"),)))
         scheduler.store.restore(replace(c, clusters=()))  # orders-c leaves member3, which takes nothing new now
-        assert scheduler.decide(d) is kept
+        assert scheduler.decide_unless_kept(d) is kept
         scheduler.store.update_cluster(member3)
-        assert scheduler.decide(d).clusters == ("member3",)
+        assert scheduler.decide_unless_kept(d).clusters == ("member3",)
     finally:
         scheduler.close()
 

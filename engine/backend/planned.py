@@ -439,49 +439,61 @@ class PlannedSession:
         placements) is kept whole while no engine rule reads it (the plans make its facts as they visit them);
         any other is asserted one by one, those alike staying asserted (a binding's members, tasks, taints)."""
         old = self._batches.get(batch_id) if batch_id is not None else None
-        if fact_type not in BATCHED or fact_type in self.program.durable_types:
-            one_by_one = old if isinstance(old, tuple) else None
-            made = place_each(self, one_by_one, fact_type, common, parts)
-            batch_id = batch_id if batch_id is not None else f"{fact_type[:2]}{next(self._ids)}"  # after its facts'
-            self._batches[batch_id] = made
-            return batch_id
-        whole = {**common, "t": fact_type, "sid": self.sid}
-        numbers: list[int] = []
-        if isinstance(old, Batch) and old.common == whole:
-            # its facts alike (an equal part) keep their ids, as facts asserted one by one stay asserted
-            if old.parts is parts or (
-                len(old.parts) == len(parts) and all(a is b or a == b for a, b in zip(old.parts, parts, strict=True))
+        if fact_type in BATCHED and fact_type not in self.program.durable_types:
+            return self._place_batch(batch_id, old, fact_type, {**common, "t": fact_type, "sid": self.sid}, parts)
+        one_by_one = old if isinstance(old, tuple) else None
+        made = place_each(self, one_by_one, fact_type, common, parts)
+        batch_id = batch_id if batch_id is not None else f"{fact_type[:2]}{next(self._ids)}"  # after its facts'
+        self._batches[batch_id] = made
+        return batch_id
+
+    def _place_batch(
+        self,
+        batch_id: str | None,
+        old: Batch | OneByOne | None,
+        fact_type: str,
+        whole: dict[str, Any],
+        parts: Sequence[Mapping[str, Any]],
+    ) -> str:
+        """``place`` for a batch kept whole. The batch placed before with the same common part is replaced where
+        its parts changed: its facts alike (an equal part) keep their ids, as facts asserted one by one stay
+        asserted; else the old batch is retracted and a new one added."""
+        replacing = old if isinstance(old, Batch) and old.common == whole else None
+        if replacing is not None:
+            if replacing.parts is parts or (
+                len(replacing.parts) == len(parts)
+                and all(a is b or a == b for a, b in zip(replacing.parts, parts, strict=True))
             ):
-                return old.id
-            before = self._previous.get(old.id) if not self.explained else None
-            if _as_before(before, whole, parts):
-                batch = before
-            else:
-                fresh = itertools.count(old.fresh)
-                numbers = self._numbers(old, parts, fresh)
-                batch = self._batch(old.id, whole, parts, tuple(numbers), next(fresh))
-            if not self.explained:
-                self._previous[old.id] = old
-            # what ``retract`` and the new batch's assertion below do, the indexes changed where the parts did
-            self._batches[batch.id] = batch
-            if self.explained:
-                self._retired_batches[old.id].append(old)
-            if fact_type in self.program.planned_types:
-                self.index.replace_batch(fact_type, old, batch)
-                self._changed(fact_type, batch.common)
-            return batch.id
+                return replacing.id
+            before = self._previous.get(replacing.id) if not self.explained else None
         else:
             before = self._previous.pop(batch_id, None) if batch_id is not None and old is None else None
             if batch_id is not None:
                 self.retract(batch_id)
-            if _as_before(before, whole, parts):
-                batch = before  # placed again as it was when retracted: that very batch again
-            else:
-                batch = self._batch(f"{fact_type[:2]}{next(self._ids)}", whole, parts, range(len(parts)), len(parts))
+        if _as_before(before, whole, parts):
+            batch = before  # placed as it was before its last change (or when retracted): that very batch again
+        else:
+            numbers: Sequence[int]
+            if replacing is None:
+                new_id, numbers, unused = f"{fact_type[:2]}{next(self._ids)}", range(len(parts)), len(parts)
+            else:  # the old facts' numbers for the parts alike, fresh ones for the others
+                fresh = itertools.count(replacing.fresh)
+                new_id, numbers = replacing.id, tuple(self._numbers(replacing, parts, fresh))
+                unused = next(fresh)
+            batch = self._batch(new_id, whole, parts, numbers, unused)
         self._batches[batch.id] = batch
+        if replacing is not None:
+            if self.explained:
+                self._retired_batches[replacing.id].append(replacing)
+            else:
+                self._previous[replacing.id] = replacing
         if fact_type in self.program.planned_types:
-            self.index.add_batch(fact_type, batch)
-            self._changed(fact_type, batch.common, batch)
+            if replacing is not None:  # what ``retract`` and adding the new batch do, where the parts changed
+                self.index.replace_batch(fact_type, replacing, batch)
+                self._changed(fact_type, batch.common)
+            else:
+                self.index.add_batch(fact_type, batch)
+                self._changed(fact_type, batch.common, batch)
         return batch.id
 
     def _batch(

@@ -362,7 +362,7 @@ class Simulator:
         if kept is not None:  # left unschedulable, and nothing gave it room since (resilience sweeps)
             return kept
         self.store.update_binding(binding)
-        placement = self.scheduler.decide(binding)
+        placement = self.scheduler.decide_unless_kept(binding)
         replicas = placement.replicas
         same = placement.clusters == binding.cluster_names
         # the same clusters in another order, each with the replicas it has: nothing changes (a binding scheduled

@@ -68,8 +68,50 @@ class Feasibility:
         # (policy, clusterAffinities term) → each candidate's overflow tier; None: the term has no overflow
         self._tiers: dict[tuple[str, str | None], dict[str, int] | None] = {}
         self._terms: dict[str, list[str | None]] = {}  # policy → its clusterAffinities terms (affinity_terms)
+        # policy scope fact → (its revision, whether a user's rule decided in it)
+        self._scoped_user: dict[str, tuple[int, bool]] = {}
+        self._user_rules = any(r.user for r in compiled.rules)
         # policy → (its scope's revision, the candidates, whether a workload, the feasible clusters of each term)
         self._feasible_at: dict[tuple[str, bool], tuple[int, tuple[str, ...], tuple[frozenset[str], ...]]] = {}
+
+    def binding_decisions(self, binding: Binding) -> tuple[list[Decision], tuple[str, int] | tuple[()] | None]:
+        """The binding's own decisions, then those of its group scope that apply to it; and what it shares with the
+        bindings of its scope that decide alike: () when neither it nor its scope decided anything, (scope,
+        revision) when the scope's all apply and it has none of its own, None else (its own placements or a cluster
+        it targets lift some of the scope's: engine.compile.lift)."""
+        key = binding.key
+        own = list(self.session.decisions(self.store.binding_ids[key]))
+        scope = self.store.group_ids.get(key)
+        if scope is None:
+            return own, () if not own else None
+        placed = bool(self.store.placed.get(key))
+        if placed or binding.cluster_names:  # an exemption may lift some: its own placements, its clusters
+            name = self.store.binding_facts[key]["name"]
+            lists = {"clusters": frozenset(binding.cluster_names), "name": frozenset((name,))}
+            found = self.session.decisions(scope, name if placed else None)  # without its own placements' matches
+            return own + [d for d in found if applies(d, lists)], None
+        grouped = list(self.session.decisions(scope))
+        if own:
+            return own + grouped, None
+        return grouped, ((scope, self.session.revision(scope)) if grouped else ())
+
+    def decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
+        """Whether a `rule` of the rule set rejects or prefers a cluster for the binding: a change of its
+        placement that Karmada has no word for, so it is scheduled anew."""
+        rules = self.compiled.rules
+        if not self._user_rules:  # no `rule` in the rule set: nothing to ask the engine
+            return False
+        if any(rules[d.rule].user for d in self.binding_decisions(binding)[0]):
+            return True
+        scope = self.store.scope_ids[policy.name.value]
+        revision = self.session.revision(scope)
+        found = self._scoped_user.get(scope)
+        if found is None or found[0] != revision:  # once per policy and change of its decisions
+            found = self._scoped_user[scope] = (
+                revision,
+                any(rules[d.rule].user for d in self.session.decisions(scope)),
+            )
+        return found[1]
 
     def feasible_now(self, name: str, workload: bool) -> tuple[frozenset[str], ...]:
         """The feasible clusters of each of the policy's terms, as its shared result has them now."""

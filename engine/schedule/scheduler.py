@@ -25,7 +25,7 @@ from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.results import SHOWN_NAMES, NotPropagated, Placement
 from engine.schedule.explain import Explainer, Explanations
-from engine.schedule.feasibility import Feasibility, Shared, applies, fit_error
+from engine.schedule.feasibility import Feasibility, Shared, fit_error
 from engine.schedule.generic import Attempt, Chosen, GenericScheduling, request_key
 from engine.schedule.plan import Plan
 from engine.schedule.queue import order_notes, queue_order, queue_priority
@@ -114,9 +114,6 @@ class Scheduler(GenericScheduling):
             key: self.held[key].variant if key in self.held else choice.policy for key, choice in choices.items()
         }
         self.candidates = tuple(c.name for c in facts.clusters if not c.deleting)
-        # policy scope fact → (its revision, whether a user's rule decided in it)
-        self._scoped_user: dict[str, tuple[int, bool]] = {}
-        self._user_rules = any(r.user for r in self.compiled.rules)
         # resilience sweeps: a binding left unschedulable is not decided again while its own facts, its groups'
         # placements and its policy's feasible clusters stay as they were (failures only take clusters away),
         # so it stays unschedulable (its FitError message, which sweeps do not show, may count fewer reasons)
@@ -154,14 +151,6 @@ class Scheduler(GenericScheduling):
     def close(self) -> None:
         self.session.close()
 
-    def _note(self, key: str, note: str) -> None:
-        """Say ``note`` of the binding in the warnings (once, after what was said of it before)."""
-        said = self.notes.get(key)
-        if said is None:
-            self.notes[key] = note
-        elif note not in said:
-            self.notes[key] = f"{said}; {note}"
-
     # ------------------------------------------------------------ decisions
 
     def decide(self, binding: Binding, why: str = "") -> Placement:
@@ -172,20 +161,26 @@ class Scheduler(GenericScheduling):
         reason the scheduler runs it (engine.schedule.reschedule.Trigger), recorded on the placement."""
         policy = self.binding_policy[binding.key]
         assert policy is not None
+        return self._decide(binding, policy, why)
+
+    # ------------------------------------------------------------ unschedulable bindings kept (resilience sweeps)
+    def decide_unless_kept(self, binding: Binding, why: str = "") -> Placement:
+        """``decide``; with ``keep_unschedulable``, a binding left unschedulable whose room nothing has grown since
+        keeps that placement (``kept``), and one left unschedulable now is kept (engine.schedule.waiting)."""
         if not self.keep_unschedulable:
-            return self._decide(binding, policy, why)
+            return self.decide(binding, why)
         kept = self.kept(binding)
         if kept is not None:
             return kept
         self.waiting.forget(binding.key)
-        placement = self._decide(binding, policy, why)
-        if placement.unschedulable and not placement.clusters and not self._unkeepable:
+        placement = self.decide(binding, why)
+        policy = self.binding_policy[binding.key]
+        if placement.unschedulable and not placement.clusters and not self._unkeepable and policy is not None:
             owner = encoding.binding_owner(binding.key)
             groups = self.store.group_names(binding.key)
             self.waiting.keep(binding, policy.name.value, is_workload(binding), placement, owner, groups)
         return placement
 
-    # ------------------------------------------------------------ unschedulable bindings kept (resilience sweeps)
     def kept(self, binding: Binding) -> Placement | None:
         """With ``keep_unschedulable``: the placement of this very binding when it was left unschedulable, if
         nothing since has given it room (engine.schedule.waiting); else None."""
@@ -198,23 +193,22 @@ class Scheduler(GenericScheduling):
 
     def _decide(self, binding: Binding, policy: ast.Policy, why: str) -> Placement:
         name = self._shown.get(policy.name.value, policy.name.value)
-        if binding.key in self.held:
-            self._note(binding.key, HELD_SCHEDULED)
-        elif why != Trigger.ALL and schedules_with_held_placement(binding, policy):
-            self._note(binding.key, HELD_PLACEMENT)
-        own = list(self.session.decisions(self.store.binding_ids[binding.key]))
-        grouped, alike = self._group_decisions(binding)
-        alike = alike if not own else None
-        own += grouped
+        held = binding.key in self.held
+        if held or (why != Trigger.ALL and schedules_with_held_placement(binding, policy)):
+            # said of the binding in the warnings once, after what was said of it before
+            note, said = HELD_SCHEDULED if held else HELD_PLACEMENT, self.notes.get(binding.key)
+            self.notes[binding.key] = note if said is None else said if note in said else f"{said}; {note}"
+        own, alike = self.feasibility.binding_decisions(binding)
         terms = self.feasibility.terms(policy)
         # getAffinityIndex: from the observed term; a manual reschedule starts again at the first
         # (scheduler.go scheduleResourceBindingWithClusterAffinities, util.RescheduleRequired)
         observed = binding.observed_affinity_name
-        start = terms.index(observed) if observed in terms and not reschedule_required(binding) else 0
+        rescheduled = reschedule_required(binding)
+        start = terms.index(observed) if observed in terms and not rescheduled else 0
         plan = self._plan(policy)
         first: Attempt | None = None
         for term in terms[start:]:
-            attempt = self._attempt(binding, plan, term, own, alike)
+            attempt = self._attempt(binding, plan, term, own, alike, rescheduled)
             if attempt.error is None:
                 break
             first = first or attempt
@@ -246,33 +240,19 @@ class Scheduler(GenericScheduling):
             ),
         )
 
-    def _group_decisions(self, binding: Binding) -> tuple[list[Decision], tuple[str, int] | tuple[()] | None]:
-        """The decisions of the binding's group scope that apply to it, and what it shares with the bindings of its
-        scope that decide alike: () when the scope decided nothing, (scope, revision) when all apply, None when one
-        of them may not (the binding's own placements or a cluster it targets lift some: engine.compile.lift)."""
-        scope = self.store.group_ids.get(binding.key)
-        if scope is None:
-            return [], ()
-        placed = bool(self.store.placed.get(binding.key))
-        if placed or binding.cluster_names:  # an exemption may lift some: its own placements, its clusters
-            name = self.store.binding_facts[binding.key]["name"]
-            lists = {"clusters": frozenset(binding.cluster_names), "name": frozenset((name,))}
-            found = self.session.decisions(scope, name if placed else None)  # without its own placements' matches
-            return [d for d in found if applies(d, lists)], None
-        decisions = list(self.session.decisions(scope))
-        return decisions, ((scope, self.session.revision(scope)) if decisions else ())
-
     def _attempt(
         self,
         binding: Binding,
         plan: Plan,
         term: str | None,
         own: list[Decision],
-        alike: tuple[str, int] | tuple[()] | None = (),
+        alike: tuple[str, int] | tuple[()] | None,
+        rescheduled: bool,
     ) -> Attempt:
         """Filter, score, select and assign for one clusterAffinities term (generic_scheduler.go Schedule).
         ``own``: the binding's decisions and its group scope's that apply to it; ``alike``: what the bindings
-        of its group scope that have them all share (Scheduler._group_decisions), None when they differ."""
+        of its group scope that have them all share (Feasibility.binding_decisions), None when they differ;
+        ``rescheduled``: a manual reschedule asked of it (util.RescheduleRequired), found once for every term."""
         policy = self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         # AssignReplicas divides replicas only for a workload of one pod template: a multi-component one goes, as a
         # whole, to every selected cluster
@@ -287,19 +267,26 @@ class Scheduler(GenericScheduling):
                 request_key(binding),
                 self._multi_template(binding),
                 binding.uid if plan.strategy is not Strategy.DUPLICATED else None,
-                reschedule_required(binding),
+                rescheduled,
                 id(plan),
             )
             attempts = self._chosen_on(shared).attempts
             found = attempts.get(key)
             if found is not None:
                 return found
-            attempt = attempts[key] = self._attempt_anew(binding, plan, shared, own, workload, divides)
+            attempt = attempts[key] = self._attempt_anew(binding, plan, shared, own, workload, divides, rescheduled)
             return attempt
-        return self._attempt_anew(binding, plan, shared, own, workload, divides)
+        return self._attempt_anew(binding, plan, shared, own, workload, divides, rescheduled)
 
     def _attempt_anew(
-        self, binding: Binding, plan: Plan, shared: Shared, own: list[Decision], workload: bool, divides: bool
+        self,
+        binding: Binding,
+        plan: Plan,
+        shared: Shared,
+        own: list[Decision],
+        workload: bool,
+        divides: bool,
+        rescheduled: bool,
     ) -> Attempt:
         term, policy = shared.term, self.binding_policy[binding.key].name.value  # type: ignore[union-attr]
         rejected, feasible, applied, mine = self.feasibility.of(binding, shared, own)
@@ -318,7 +305,7 @@ class Scheduler(GenericScheduling):
                 attempt.selected = tuple(feasible)
                 attempt.replicas = Constant(feasible, binding.replicas if divides else 0)
             return attempt
-        request = Request(binding.replicas, divides, binding.clusters, binding.uid, reschedule_required(binding))
+        request = Request(binding.replicas, divides, binding.clusters, binding.uid, rescheduled)
         try:
             tiers = self.feasibility.tiers(policy, term)
             if plan.duplicated and set(plan.spreads) == {"cluster"}:
@@ -378,31 +365,11 @@ class Scheduler(GenericScheduling):
         """Why the scheduler runs ``binding`` now (engine.schedule.reschedule), or because a `rule` of the
         rule set decides about it; None when it is settled."""
         why = trigger(binding, policy, self.store.clusters)
-        if why is None and self._decided_by_rules(binding, policy):
+        if why is None and self.feasibility.decided_by_rules(binding, policy):
             why = Trigger.RULES
         if why is None and requeued(binding, policy, self.changed_clusters):
             why = Trigger.CLUSTER_CHANGED
         return why
-
-    def _decided_by_rules(self, binding: Binding, policy: ast.Policy) -> bool:
-        """Whether a `rule` of the rule set rejects or prefers a cluster for the binding: a change of its
-        placement that Karmada has no word for, so it is scheduled anew."""
-        rules = self.compiled.rules
-        if not self._user_rules:  # no `rule` in the rule set: nothing to ask the engine
-            return False
-        if any(rules[d.rule].user for d in self.session.decisions(self.store.binding_ids[binding.key])):
-            return True
-        if any(rules[d.rule].user for d in self._group_decisions(binding)[0]):
-            return True
-        scope = self.store.scope_ids[policy.name.value]
-        revision = self.session.revision(scope)
-        found = self._scoped_user.get(scope)
-        if found is None or found[0] != revision:  # once per policy and change of its decisions
-            found = self._scoped_user[scope] = (
-                revision,
-                any(rules[d.rule].user for d in self.session.decisions(scope)),
-            )
-        return found[1]
 
     def settled(self, binding: Binding, policy: ast.Policy) -> Placement:
         """A binding the scheduler would not run: it keeps its clusters (their placement facts stay)."""
