@@ -109,12 +109,14 @@ class Session(Protocol):
     def decisions(self, owner: str, asking: str | None = None) -> Sequence[Decision]:
         """The reject and prefer decisions about the binding (or scope) fact ``owner``. ``asking``: the name of the
         binding they are for, a hint that the decisions its name exempts (``("name", asking)``: its own placements,
-        engine.compile.lift) may be left out, as the caller drops them."""
+        engine.compile.lift) may be left out. The caller drops them itself: an engine may ignore the hint."""
 
     def decision_parts(self, owner: str) -> tuple[Sequence[Decision], ...]:
         """The same decisions in parts, always as many and in the same order (the engine's, then each planned
-        rule's): a part stays the same object while its decisions do not change (shared results are updated
-        from the parts that changed alone)."""
+        rule's). An engine may hand back the very part object while its decisions do not change: the caller then
+        skips reading it again (shared results are updated from the parts that are new objects alone). A saving,
+        never a condition: an engine that makes every part anew gives the same answers
+        (tests/test_backend_protocol.py)."""
 
     def revision(self, owner: str) -> int:
         """A number that changes whenever the decisions about ``owner`` change."""
