@@ -8,6 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from engine.collector import with_fewer_collections
+from engine.detector.dependencies import distribute
+from engine.detector.policy import PolicyChooser
+from engine.detector.templates import detected, unbuilt_bindings
 from engine.errors import Diagnostic, UsageError
 from engine.failover.simulate import Simulator
 from engine.inputs.events import Event
@@ -16,12 +19,9 @@ from engine.inputs.rule_files import RuleSet
 from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.karmada.notes import changed_clusters, cluster_controller_note, scheduling_gate_notes
 from engine.results import Entry, Eviction, Result
-from engine.schedule.dependencies import distribute
-from engine.schedule.detector import detected, unbuilt_bindings
 from engine.schedule.registry import program
 from engine.schedule.reschedule import HeldPlacement, Trigger, held_placements
 from engine.schedule.scheduler import Scheduler
-from engine.schedule.selection import PolicyChooser
 
 
 def scheduler_for(

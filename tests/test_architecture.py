@@ -25,6 +25,7 @@ LAYERS = (
     ("engine.backend",),
     ("engine.checker",),
     ("engine.results",),
+    ("engine.detector",),
     ("engine.schedule",),
     ("engine.karmada",),
     ("engine.failover",),

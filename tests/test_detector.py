@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from engine import Result, evaluate, load_facts, load_rules, to_json, to_text
 from engine.cli import main
+from engine.detector.templates import DEFAULT_SKIPPED_NAMESPACES, is_reserved_namespace, not_propagated
 from engine.errors import FactError
 from engine.inputs.facts import Binding, binding_name
 from engine.karmada.gates import Controllers
 from engine.kube import validation as k8s
-from engine.schedule.detector import DEFAULT_SKIPPED_NAMESPACES, is_reserved_namespace, not_propagated
 
 CLUSTER = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "m1"}}
 EVERYTHING = """
@@ -264,7 +264,7 @@ def test_not_propagated_only_for_templates() -> None:
     """A ResourceBinding in the snapshot is scheduled whatever its namespace: the detector made it already."""
     made = Binding(namespace="kube-system", name="x-deployment", kind="Deployment", resource_name="x")
     assert not_propagated(made, DEFAULT_SKIPPED_NAMESPACES) is not None  # as a template it would be skipped
-    from engine.schedule.detector import detected
+    from engine.detector.templates import detected
 
     kept, dropped = detected((made,), DEFAULT_SKIPPED_NAMESPACES)
     assert kept == (made,) and not dropped

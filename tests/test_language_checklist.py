@@ -33,12 +33,12 @@ class Entry:
 
 
 CHECKLIST: dict[type[ast.Node], Entry] = {
-    ast.Select: Entry("select", "select", ("schedule/selection.py",)),
-    ast.Priority: Entry("priority", "priority", ("render/karmada.py", "schedule/selection.py")),
+    ast.Select: Entry("select", "select", ("detector/policy.py",)),
+    ast.Priority: Entry("priority", "priority", ("render/karmada.py", "detector/policy.py")),
     ast.SchedulePriority: Entry("schedule_priority", "priority", ("schedule/queue.py", "render/karmada.py")),
     ast.Preemption: Entry("preemption", "preemption", ("karmada/notes.py",)),
     ast.Activation: Entry("activation", "activation", ("render/karmada.py",)),
-    ast.PropagateDeps: Entry("propagate", "propagate", ("schedule/dependencies.py", "render/karmada.py")),
+    ast.PropagateDeps: Entry("propagate", "propagate", ("detector/dependencies.py", "render/karmada.py")),
     ast.ClusterAffinity: Entry("cluster_affinity", "clusters", ("compile/policies.py", "schedule/scheduler.py")),
     ast.Overflow: Entry("overflow", "overflow", ("schedule/scheduler.py",), checked=False),
     ast.ClusterList: Entry("cluster_names", "names", ("compile/policies.py", "inputs/matching.py")),

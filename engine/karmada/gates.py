@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from engine.detector.templates import DEFAULT_SKIPPED_NAMESPACES, SkippedNamespaces
 from engine.errors import UsageError
 from engine.inputs.controlplane import BOOL_FLAGS, INERT_FLAGS, KNOWN_FLAGS, MODELLED_FLAGS, UNMODELLED_FLAGS
 from engine.kube import featuregate, gojson, gotime
 from engine.kube.featuregate import Spec, Stage, go_bool
 from engine.kube.goregexp import compile_anchored
-from engine.schedule.detector import DEFAULT_SKIPPED_NAMESPACES, SkippedNamespaces
 
 GRACEFUL_EVICTION_TIMEOUT = 600  # --graceful-eviction-timeout (10m)
 

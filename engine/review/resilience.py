@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.collector import with_fewer_collections
+from engine.detector.dependencies import dependency_keys
 from engine.errors import NO_SPAN, UsageError
 from engine.failover.loops import fleet_state
 from engine.failover.simulate import Simulator
@@ -38,7 +39,6 @@ from engine.karmada.gates import DEFAULT_CONTROLLERS, Controllers
 from engine.pipeline import scheduler_for
 from engine.results import Entry, EntryKind
 from engine.review.impacts import BASE_TIME, Impact, Move, Repeat, Scenario
-from engine.schedule.dependencies import dependency_keys
 
 MAX_WORKERS = 1_024  # local worker processes
 

@@ -16,16 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.codes import Code
+from engine.detector.templates import priority_class
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding
 from engine.results import Placement
 from engine.syntax import ast
-
-
-def priority_class(policy: ast.Policy) -> str | None:
-    """The PriorityClass a policy's ``priority class`` statement (spec.schedulePriority) names, if any."""
-    named = next((s for s in policy.statements if isinstance(s, ast.SchedulePriority)), None)
-    return named.class_name.value if named is not None else None
 
 
 def queue_priority(

@@ -21,6 +21,7 @@ from weakref import WeakKeyDictionary
 from engine.backend import Decision, Program, Session
 from engine.codes import Code
 from engine.compile import encoding
+from engine.detector.policy import Choice
 from engine.errors import Diagnostic, listed, warning
 from engine.inputs.facts import Binding, Cluster, Facts
 from engine.results import SHOWN_NAMES, NotPropagated, Placement
@@ -51,7 +52,6 @@ from engine.schedule.reschedule import (
     trigger,
     waits_for_the_workload,
 )
-from engine.schedule.selection import Choice
 from engine.schedule.spread import SelectError
 from engine.schedule.store import FactStore
 from engine.schedule.views import Constant
@@ -63,7 +63,7 @@ from engine.syntax.schema import MEMBER
 class Scheduler(GenericScheduling):
     """One evaluation: a backend session over the facts, and the placements decided on it.
 
-    ``choices``: the detector's choice for each binding (engine.schedule.selection, made before). The facts are
+    ``choices``: the detector's choice for each binding (engine.detector.policy, made before). The facts are
     loaded as it is made (``store``), ``decide`` places one binding (and tells the store), ``close`` ends the
     session; the failover controllers change facts through ``store``."""
 
@@ -90,9 +90,9 @@ class Scheduler(GenericScheduling):
         # each requeues the bindings its affinity matches (engine.schedule.reschedule.requeued)
         self.changed_clusters: tuple[Cluster, ...] = ()
         self.priority_based = True  # the PriorityBasedScheduling gate (engine.pipeline.scheduler_for)
-        # the bindings the dependencies distributor made (engine.schedule.dependencies): not the scheduler's
+        # the bindings the dependencies distributor made (engine.detector.dependencies): not the scheduler's
         self.attached_keys: frozenset[str] = frozenset()
-        # the templates the detector never binds (engine.schedule.detector, by engine.pipeline.scheduler_for)
+        # the templates the detector never binds (engine.detector.templates, by engine.pipeline.scheduler_for)
         self.not_propagated: tuple[NotPropagated, ...] = ()
         # bindings alike share one policy choice, one select stage, one whole attempt; off, each binding is
         # decided on its own (the reference mode, which tests compare with)

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine import Controllers, RuleError, RuleSet, evaluate, load_facts, load_rules, simulate
+from engine.detector.templates import not_propagated
 from engine.inputs.facts import Binding, parse_time
 from engine.karmada.controllers.world import TAINT_MANAGER_RULES
 from engine.karmada.gates import skipped_namespaces
 from engine.kube.dependencies import Dependent, dependencies
 from engine.results import EntryKind
-from engine.schedule.detector import not_propagated
 
 # Karmada's defaults: no gate the cases need is off (no workload affinity, no components)
 CONTROLLERS = Controllers()
@@ -371,7 +371,7 @@ def compare_fleets(
 
 
 def template_answer_of(case: dict[str, Any]) -> dict[str, Any]:
-    """fleetrules on a template: whether the detector binds it (engine.schedule.detector, the event filter's part:
+    """fleetrules on a template: whether the detector binds it (engine.detector.templates, the event filter's part:
     reserved and skipped namespaces, the API server's ConfigMap) and its dependencies (engine.kube.dependencies),
     in the oracle's shape, each dependency's set of references (Karmada's order is a Go set's)."""
     obj = case["object"]

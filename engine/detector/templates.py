@@ -21,12 +21,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from engine.detector.policy import Choice
 from engine.inputs.facts import Binding, Facts
 from engine.kube import validation as k8s
 from engine.kube.goregexp import compile_anchored
 from engine.results import NotPropagated
-from engine.schedule.queue import priority_class
-from engine.schedule.selection import Choice
+from engine.syntax import ast
 
 RESERVED_NAMESPACES = ("karmada-system", "karmada-cluster")
 EXECUTION_SPACE_PREFIX = "karmada-es-"
@@ -48,6 +48,12 @@ class SkippedNamespaces:
 
 
 DEFAULT_SKIPPED_NAMESPACES = SkippedNamespaces(("kube-.*",), (compile_anchored("kube-.*"),))
+
+
+def priority_class(policy: ast.Policy) -> str | None:
+    """The PriorityClass a policy's ``priority class`` statement (spec.schedulePriority) names, if any."""
+    named = next((s for s in policy.statements if isinstance(s, ast.SchedulePriority)), None)
+    return named.class_name.value if named is not None else None
 
 
 def is_reserved_namespace(namespace: str) -> bool:
