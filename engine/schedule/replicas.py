@@ -198,18 +198,6 @@ def sets_by_models(cluster: Cluster, components: Sequence[Component], upper_boun
     return _simulate([dict(node) for node, count in grades for _ in range(count)], components, upper_bound)
 
 
-def available_replicas(
-    clusters: Sequence[Cluster], replicas: int, request: Resources | None, workload: bool
-) -> dict[str, int]:
-    """calAvailableReplicas: each cluster's estimate; a non-workload gets MaxInt32 everywhere, and
-    an estimate of MaxInt32 is replaced by the binding's replicas."""
-    out: dict[str, int] = {}
-    for cluster in clusters:
-        n = estimate(cluster, request) if workload else MAX_INT32
-        out[cluster.name] = replicas if n == MAX_INT32 else n
-    return out
-
-
 # ---------------------------------------------------------------- Webster
 
 
