@@ -1,2 +1,3 @@
-"""The scheduler: which policy claims a binding (selection), feasibility, scores and selection over
-the backend's decisions (scheduler), explanations (explain), shared result views (views)."""
+"""Karmada's scheduler: the queue (queue), which bindings run (reschedule), the session's facts (store), the filter
+stage over the backend's decisions (feasibility), scores, select and assign (scheduler, generic, spread, replicas),
+explanations (explain), shared result views (views); a sweep's kept unschedulable bindings (waiting)."""
