@@ -4,6 +4,7 @@ scheduler_test.go TestScheduleResourceBindingWithClusterAffinities)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,65 @@ def test_a_policy_without_terms_reports_none(tmp_path: Path) -> None:
         (tmp_path / "rules.fr").write_text(rules)
         result = evaluate(load_rules([tmp_path / "rules.fr"]), load_facts(objects=objects), reschedule_all=reschedule)
         assert result.placement(key("app")).affinity_term is None
+
+
+def _random_block(rng: random.Random, names: list[str]) -> str:
+    """A clusters block of random statements: names, exclude, a label selector and a field selector."""
+    parts = []
+    if rng.random() < 0.4:
+        parts.append("names " + ", ".join(rng.sample(names, rng.randint(1, 3))))
+    if rng.random() < 0.3:
+        parts.append("exclude " + ", ".join(rng.sample(names, rng.randint(1, 2))))
+    if rng.random() < 0.7:
+        requirements = []
+        for k in rng.sample(["tier", "team", "gpu"], rng.randint(1, 3)):  # one requirement a key: none conflict
+            vs = rng.sample(["a", "b", "c"], rng.randint(1, 2))
+            requirements.append(
+                rng.choice(
+                    [
+                        f"{k} = {vs[0]}",
+                        f"{k} != {vs[0]}",
+                        f"{k} in ({', '.join(vs)})",
+                        f"{k} notin ({', '.join(vs)})",
+                        k,
+                        f"!{k}",
+                    ]
+                )
+            )
+        parts.append("labels { " + ", ".join(requirements) + " }")
+    if rng.random() < 0.5:
+        requirements = []
+        for field in rng.sample(["zone", "region", "provider"], rng.randint(1, 2)):
+            values = rng.sample([f"{field}1", f"{field}2", f"{field}3"], rng.randint(1, 2))
+            requirements.append(f"{field} {rng.choice(['in', 'notin'])} ({', '.join(values)})")
+        parts.append("fields { " + ", ".join(requirements) + " }")
+    rng.shuffle(parts)
+    return " ".join(parts)
+
+
+def _random_cluster(rng: random.Random, name: str) -> dict[str, Any]:
+    labels = {k: rng.choice(["a", "b", "c"]) for k in ("tier", "team", "gpu") if rng.random() < 0.6}
+    spec: dict[str, Any] = {}
+    if rng.random() < 0.7:
+        spec["zones"] = rng.sample(["zone1", "zone2", "zone3"], rng.randint(1, 2))
+    if rng.random() < 0.7:
+        spec["region"] = rng.choice(["region1", "region2", "region3"])
+    if rng.random() < 0.7:
+        spec["provider"] = rng.choice(["provider1", "provider2", "provider3"])
+    return cluster(name, labels, **spec)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_python_cluster_matches_says_what_the_rules_say_on_random_blocks(tmp_path: Path, seed: int) -> None:
+    """ClusterMatches is written twice, compiled to rules (engine.compile.policies) and in Python
+    (engine.inputs.matching: ClusterTaintPolicy targets, static weights, overflow tiers, requeueing): on random
+    clusters and random blocks of names, exclusions, label and field selectors, the two find the same clusters."""
+    rng = random.Random(seed)
+    names = [f"member{i}" for i in range(12)]
+    clusters = [_random_cluster(rng, n) for n in names]
+    block = _random_block(rng, names)
+    result = run(tmp_path, policy(block), [*clusters, workload("app")])
+    feasible = set(result.placement(key("app")).feasible)
+    (term,) = [s for s in parse(policy(block)).policies[0].statements if isinstance(s, ast.ClusterAffinity)]
+    facts = load_facts(objects=clusters)
+    assert {c.name for c in facts.clusters if cluster_matches(c, term.statements)} == feasible, block
