@@ -22,7 +22,7 @@ equal priority Karmada keeps whichever reconciled first, fleetrules the one rank
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.inputs.facts import Binding, Claim
@@ -72,16 +72,18 @@ class Choice:
     note: str = ""
 
 
-def _highest(policies: Sequence[ast.Policy], ranks: Mapping[str, Implicit]) -> ast.Policy | None:
-    """getHighestPriorityPropagationPolicy: explicit priority, then implicit (``ranks``, by policy name), then name."""
-    ranked = [(p.priority, ranks[p.name.value], p) for p in policies]
+def _highest(policies: Sequence[ast.Policy], rank: Callable[[ast.Policy], Implicit]) -> ast.Policy | None:
+    """getHighestPriorityPropagationPolicy: explicit priority, then implicit (``rank``), then name."""
+    ranked = [(p.priority, rank(p), p) for p in policies]
     matching = [r for r in ranked if r[1] > Implicit.MISMATCH]
     if not matching:
         return None
     return min(matching, key=lambda r: (-r[0], -r[1], r[2].name.value))[2]
 
 
-def _preemptor(policies: Sequence[ast.Policy], claimed: ast.Policy, ranks: Mapping[str, Implicit]) -> ast.Policy | None:
+def _preemptor(
+    policies: Sequence[ast.Policy], claimed: ast.Policy, rank: Callable[[ast.Policy], Implicit]
+) -> ast.Policy | None:
     """The policy that ends up with a workload ``claimed`` holds, by preemption; None if none takes it."""
 
     def can_take(p: ast.Policy, holder: ast.Policy) -> bool:
@@ -92,13 +94,13 @@ def _preemptor(policies: Sequence[ast.Policy], claimed: ast.Policy, ranks: Mappi
         same_scope = (p.namespace is None) == (holder.namespace is None)
         return same_scope and p.priority > holder.priority
 
-    named = [p for p in policies if p.preempts and ranks[p.name.value] is Implicit.MATCH_NAME]
+    named = [p for p in policies if p.preempts and rank(p) is Implicit.MATCH_NAME]
     holder, taken = claimed, False
     while True:  # each preemption may let another preemptor of higher priority take it in turn
         able = [p for p in named if can_take(p, holder)]
         if not able:
             return holder if taken else None
-        best = _highest([p for p in able if p.namespace is not None] or able, ranks)
+        best = _highest([p for p in able if p.namespace is not None] or able, rank)
         assert best is not None  # every able policy names the workload
         holder, taken = best, True
 
@@ -119,22 +121,26 @@ def select_policy(
     if by_name is None:
         by_name = {p.name.value: p for p in policies}
     claimed = by_name.get(claim.policy) if claim is not None else None
-    # each policy's implicit priority for the workload, found once (the claim's too, whatever it selects)
-    ranks = {
-        p.name.value: implicit_priority(p, kind, namespace, name, labels)
-        for p in (*policies, *((claimed,) if claimed is not None else ()))
-    }
+    ranks: dict[str, Implicit] = {}
+
+    def rank(policy: ast.Policy) -> Implicit:
+        """The policy's implicit priority for the workload, found once, when first asked."""
+        found = ranks.get(policy.name.value)
+        if found is None:
+            found = ranks[policy.name.value] = implicit_priority(policy, kind, namespace, name, labels)
+        return found
+
     if claimed is not None:
-        taker = _preemptor(policies, claimed, ranks) if preemption else None
+        taker = _preemptor(policies, claimed, rank) if preemption else None
         if taker is not None:
             return Choice(taker, f"preempted from policy {claimed.name.value} (preemption Always)")
-        if ranks[claimed.name.value] > Implicit.MISMATCH:
+        if rank(claimed) > Implicit.MISMATCH:
             return Choice(claimed)
         return Choice(None, f"claimed by policy {claimed.name.value}, which no longer selects it")
     namespaced = [p for p in policies if p.namespace is not None]
-    chosen = _highest(namespaced, ranks)
+    chosen = _highest(namespaced, rank)
     if chosen is None:
-        chosen = _highest([p for p in policies if p.namespace is None], ranks)
+        chosen = _highest([p for p in policies if p.namespace is None], rank)
     if claim is not None:  # Karmada keeps the claim while that policy exists; here it is not given
         absent = f"claimed by policy {claim.policy}, which is not among the evaluated policies"
         return Choice(chosen, f"{absent}; evaluated as if it had been deleted" if chosen is not None else absent)
