@@ -195,9 +195,12 @@ class Scheduler(GenericScheduling):
         name = self._shown.get(policy.name.value, policy.name.value)
         held = binding.key in self.held
         if held or (why != Trigger.ALL and schedules_with_held_placement(binding, policy)):
-            # said of the binding in the warnings once, after what was said of it before
-            note, said = HELD_SCHEDULED if held else HELD_PLACEMENT, self.notes.get(binding.key)
-            self.notes[binding.key] = note if said is None else said if note in said else f"{said}; {note}"
+            note = HELD_SCHEDULED if held else HELD_PLACEMENT
+            said = self.notes.get(binding.key)  # said in the warnings once, after what was said of it before
+            if said is None:
+                self.notes[binding.key] = note
+            elif note not in said:
+                self.notes[binding.key] = f"{said}; {note}"
         own, alike = self.feasibility.binding_decisions(binding)
         terms = self.feasibility.terms(policy)
         # getAffinityIndex: from the observed term; a manual reschedule starts again at the first

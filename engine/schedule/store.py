@@ -7,7 +7,8 @@ three kinds of change reach the session, all through here: a placement the sched
 binding's targets and eviction tasks as the failover controllers change them (``update_cluster``, ``update_binding``,
 ``restore``). Each change is told to the store's ``Listener``: what it changed, in the words below (the kept
 unschedulable bindings of a sweep listen: engine.schedule.waiting).
-The scheduler (engine.schedule.scheduler) reads decisions from the session; it asserts nothing itself.
+The filter stage (engine.schedule.feasibility) reads decisions from the session; the scheduler
+(engine.schedule.scheduler) neither reads nor writes it.
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ class FactStore:
             self.set_placement(binding.key, binding.cluster_names)
 
     def reset(self) -> None:
-        """Put every selected binding's placement facts back on its spec.clusters, as after ``load``."""
+        """Put every selected binding's placement facts back on its spec.clusters, as when the store was made."""
         for binding in self.facts.bindings:
             if self.counts_as_peer(binding):
                 self.set_placement(binding.key, binding.cluster_names)
